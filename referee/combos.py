@@ -1,0 +1,133 @@
+"""Classify a set of cards as a play under a rule set, and compare plays.
+
+:func:`classify` is the independent check of what the move generator produces: the arena uses
+it to validate a bot's answer given as cards, and the tests use it to check every generated play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cards import mask_text
+from .compiled import ONES, TYPE_SHIFT, Tables, rank_counts
+from .movegen import dragon_key
+from .rules import FiveCompare, FourCard
+
+KIND_NAMES = {1: "single", 2: "pair", 3: "triple", 4: "four", 5: "five", 13: "dragon"}
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """A classified play: its cards, size (``kind``), comparison key, and five-card type level
+    (``level``, -1 for other sizes)."""
+
+    mask: int
+    kind: int
+    key: int
+    level: int = -1
+
+    def describe(self, t: Tables) -> str:
+        if self.kind == 5:
+            name = t.rules.five_card_order[self.level].value
+        elif self.kind == 4:
+            name = "four-of-a-kind" if self.key >= 64 else "two-pairs"
+        else:
+            name = KIND_NAMES[self.kind]
+        return f"{name} {mask_text(self.mask)}"
+
+
+def classify(mask: int, t: Tables) -> Play | None:
+    """The play that ``mask`` makes under the rule set of ``t``, or None if it is no play."""
+    n = mask.bit_count()
+    if n == 1:
+        return Play(mask, 1, t.power[mask.bit_length() - 1])
+    cnt = rank_counts(mask)
+    ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+    distinct = ge1.bit_count()
+    if n == 2:
+        if distinct != 1:
+            return None
+        r = ge1.bit_length() >> 2
+        return Play(mask, 2, _pair_key(mask, r, t))
+    if n == 3:
+        if distinct != 1 or not t.triples_on:
+            return None
+        return Play(mask, 3, ge1.bit_length() >> 2)
+    if n == 4:
+        if t.four_card is FourCard.NONE:
+            return None
+        if distinct == 1:
+            return Play(mask, 4, 64 + (ge1.bit_length() >> 2))
+        ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
+        if t.four_card is FourCard.QUADS_AND_TWO_PAIRS and distinct == 2 and ge2 == ge1:
+            hi = ge1.bit_length() >> 2
+            return Play(mask, 4, _pair_key(mask & (15 << (hi << 2)), hi, t))
+        return None
+    if n == 5:
+        found = _five(mask, t, cnt, ge1, distinct)
+        if found is None:
+            return None
+        level, inner = found
+        if t.five_compare is FiveCompare.HIGHEST_CARD:
+            return Play(mask, 5, t.top_power(mask), level)
+        return Play(mask, 5, level << TYPE_SHIFT | inner, level)
+    if n == 13 and t.dragon_play and distinct == 13:
+        return Play(mask, 13, dragon_key(mask, t))
+    return None
+
+
+def _pair_key(pair: int, r: int, t: Tables) -> int:
+    for m, k in t.pairs[r << 4 | (pair >> (r << 2)) & 15]:
+        if m == pair:
+            return k
+    raise AssertionError("not a pair")
+
+
+def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int, int] | None:
+    """``(type level, inner key)`` of a five-card hand, or None."""
+    if distinct == 5:
+        s = (mask & -mask).bit_length() - 1 & 3
+        suited = mask & t.suit_masks[s] == mask
+        seq = ge1 in t.window_of
+        if seq and suited:
+            lv = t.same_suit_level[ge1]
+            if lv < 0:
+                return None
+            if t.same_suit_is_flush[ge1]:
+                return lv, t.flush_inner(ge1, s)
+            return lv, t.straight_inner(mask, ge1)
+        if seq:
+            return (t.lv_straight, t.straight_inner(mask, ge1)) if t.lv_straight >= 0 else None
+        if suited:
+            return (t.lv_flush, t.flush_inner(ge1, s)) if t.lv_flush >= 0 else None
+        return None
+    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
+    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+    ge4 = (cnt >> 2) & ONES
+    if ge4:
+        return (t.lv_quads, ge4.bit_length() >> 2) if t.lv_quads >= 0 else None
+    if ge3:
+        r3 = ge3.bit_length() >> 2
+        if distinct == 2:
+            return (t.lv_full, r3) if t.lv_full >= 0 else None
+        return (t.lv_triplejunk, r3) if t.lv_triplejunk >= 0 else None
+    if distinct == 3 and ge2.bit_count() == 2:
+        hi = ge2.bit_length() >> 2
+        lo = (ge2 & ~(1 << (hi << 2))).bit_length() >> 2
+        key = _pair_key(mask & (15 << (hi << 2)), hi, t)
+        if t.lv_sisters >= 0 and hi == lo + 1:
+            return t.lv_sisters, key
+        if t.lv_twopair >= 0:
+            return t.lv_twopair, key
+    return None
+
+
+def beats(play: Play, table: Play | None, t: Tables) -> bool:
+    """Whether ``play`` may be played on ``table`` (None: an empty table, anything goes)."""
+    if table is None:
+        return True
+    if play.kind == table.kind:
+        if play.kind == 5 and t.five_compare is FiveCompare.SAME_TYPE_ONLY:
+            return play.level == table.level and play.key > table.key
+        return play.key > table.key
+    return play.kind == 5 and table.kind in t.bomb_targets and play.level in t.bomb_levels

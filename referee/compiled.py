@@ -1,0 +1,242 @@
+"""A rule set compiled into lookup tables for the move generator and the classifier.
+
+Every rule set, the standard one included, goes through this one compilation: there is no
+second, standard-only fast path.  Speed comes from doing rule-dependent work once per rule set
+(suit ranks, per-rank tables of pairs and triples with their keys, sequence windows as bit
+patterns) so that the per-hand work is bit arithmetic and table look-ups.
+
+Bit layout reminder: a card is ``rank * 4 + suit``, so the four cards of rank ``r`` are the
+nibble ``(hand >> 4*r) & 15`` and a "rank pattern" has bit ``4*r`` set for each rank ``r``.
+
+Keys: every play has a *kind* (its size: 1, 2, 3, 4, 5 or 13) and an integer *key*; within a
+kind a play beats another when its key is greater (five-card keys put the type level above the
+inner rank, see :func:`five_key`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from itertools import combinations
+
+from .rules import (
+    FinalRestriction,
+    FiveCompare,
+    FiveKind,
+    FlushCompare,
+    FourCard,
+    RuleSet,
+)
+
+ONES = int("1" * 13, 16)
+"""Bit 4r set for every rank r: the rank pattern of the whole pack."""
+M1 = int("5" * 13, 16)
+M2 = int("3" * 13, 16)
+TWOS = 15 << 48
+"""The four twos."""
+TWO_OF_SPADES = 1 << 51
+
+TYPE_SHIFT = 60
+"""Five-card keys are ``type_level << TYPE_SHIFT | inner``."""
+
+
+def rank_counts(hand: int) -> int:
+    """Per-nibble popcount: nibble r of the result is how many cards of rank r the hand has."""
+    x = hand - ((hand >> 1) & M1)
+    return (x & M2) + ((x >> 2) & M2)
+
+
+class Tables:
+    """Lookup tables for one rule set.  Build with :func:`tables_for` (one per rule set)."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        suit_rank = [rules.suit_order.index(s) for s in "DCHS"]
+        self.suit_rank = suit_rank
+        ties = rules.suits_break_ties
+        # Total order of cards (used to find the lowest card, sort, and break nothing else).
+        self.order = [(c >> 2) * 4 + suit_rank[c & 3] for c in range(52)]
+        # Power decides whether one single beats another; equal power never beats.
+        self.power = [(c >> 2) * 4 + (suit_rank[c & 3] if ties else 0) for c in range(52)]
+        # above[p]: the cards whose power is greater than p (a single of power p is beaten
+        # by exactly these).
+        self.above = [sum(1 << d for d in range(52) if self.power[d] > p) for p in range(52)]
+        # Cards sorted by total order, lowest first (for "lowest card dealt").
+        self.by_order = sorted(range(52), key=lambda c: self.order[c])
+        self.suit_masks = [ONES << s for s in range(4)]
+        # Per (rank, nibble): singles, pairs (mask, key), triples (mask).
+        self.singles: list[tuple[int, ...]] = []
+        self.pairs: list[tuple[tuple[int, int], ...]] = []
+        self.pair_masks: list[tuple[int, ...]] = []
+        self.triples: list[tuple[int, ...]] = []
+        for r in range(13):
+            for n in range(16):
+                suits = [s for s in range(4) if n >> s & 1]
+                sh = 4 * r
+                self.singles.append(tuple(1 << (sh + s) for s in suits))
+                prs = []
+                for i, a in enumerate(suits):
+                    for b in suits[i + 1 :]:
+                        top = max(suit_rank[a], suit_rank[b]) if ties else 0
+                        prs.append(((1 << (sh + a)) | (1 << (sh + b)), r * 4 + top))
+                self.pairs.append(tuple(prs))
+                self.pair_masks.append(tuple(m for m, _ in prs))
+                self.triples.append(
+                    tuple(sum(1 << (sh + s) for s in t) for t in combinations(suits, 3))
+                )
+        # Suit index of a one-card nibble.
+        self.nibble_suit = {1: 0, 2: 1, 4: 2, 8: 3}
+        self.triples_on = rules.triples
+        self.four_card = rules.four_card
+        self.dragon_play = rules.dragon_play
+        # Five-card types and their levels.
+        order = rules.five_card_order
+        self.five_levels = {k: i for i, k in enumerate(order)}
+        lv = self.five_levels
+        self.lv_straight = lv.get(FiveKind.STRAIGHT, -1)
+        self.lv_flush = lv.get(FiveKind.FLUSH, -1)
+        self.lv_full = lv.get(FiveKind.FULL_HOUSE, -1)
+        self.lv_quads = lv.get(FiveKind.FOUR_OF_A_KIND, -1)
+        self.lv_sflush = lv.get(FiveKind.STRAIGHT_FLUSH, -1)
+        self.lv_royal = lv.get(FiveKind.ROYAL_FLUSH, -1)
+        self.lv_twopair = lv.get(FiveKind.TWO_PAIR, -1)
+        self.lv_sisters = lv.get(FiveKind.SISTERS, -1)
+        self.lv_triplejunk = lv.get(FiveKind.TRIPLE_JUNK, -1)
+        self.any_five = bool(order)
+        self.five_compare = rules.five_card_compare
+        self.flush_compare = rules.flush_compare
+        # Sequence windows as rank patterns.
+        self.windows: list[tuple[int, int, int, tuple[int, ...]]] = []
+        royal_pattern = sum(1 << (4 * r) for r in range(7, 12))
+        self.royal_pattern = royal_pattern
+        for rm, level, tb in rules.straight_order.window_masks():
+            ranks = tuple(r for r in range(13) if rm >> r & 1)
+            pattern = sum(1 << (4 * r) for r in ranks)
+            self.windows.append((pattern, level, tb, ranks))
+        self.window_of = {w[0]: w for w in self.windows}
+        # A valid sequence in one suit is a straight flush (or royal flush when that type is
+        # listed); with no straight-flush type it counts as the best allowed of flush/straight.
+        self.same_suit_level: dict[int, int] = {}
+        self.same_suit_is_flush: dict[int, bool] = {}
+        for pattern, *_ in self.windows:
+            if pattern == royal_pattern and self.lv_royal >= 0:
+                lvl, as_flush = self.lv_royal, False
+            elif self.lv_sflush >= 0:
+                lvl, as_flush = self.lv_sflush, False
+            elif self.lv_flush > self.lv_straight:
+                lvl, as_flush = self.lv_flush, True
+            else:
+                lvl, as_flush = self.lv_straight, False
+            self.same_suit_level[pattern] = lvl
+            self.same_suit_is_flush[pattern] = as_flush
+        # Dragons: thirteen distinct ranks; tie-break on the suit of the two.
+        # Leading plays that live inside one rank (singles, pairs, triples, four-card quads),
+        # per byte of the hand (two ranks): the leading generator reads seven table entries
+        # instead of looping over cards.  These tables depend only on the rule set.
+        self.small_chunks: list[tuple[tuple[int, ...], ...]] = []
+        for i in range(7):
+            chunk = []
+            for byte in range(256):
+                plays: list[int] = []
+                for j in range(2):
+                    r = 2 * i + j
+                    if r > 12:
+                        continue
+                    n = (byte >> (4 * j)) & 15
+                    plays += self.singles[r << 4 | n]
+                for j in range(2):
+                    r = 2 * i + j
+                    if r > 12:
+                        continue
+                    n = (byte >> (4 * j)) & 15
+                    plays += self.pair_masks[r << 4 | n]
+                    if rules.triples:
+                        plays += self.triples[r << 4 | n]
+                    if rules.four_card is not FourCard.NONE and n == 15:
+                        plays.append(15 << (4 * r))
+                chunk.append(tuple(plays))
+            self.small_chunks.append(tuple(chunk))
+        # Sequence windows with their per-rank table offsets: (pattern, (shift, base) x 5).
+        self.window_offsets = [
+            (pattern, tuple((4 * r, 16 * r) for r in ranks))
+            for pattern, _, _, ranks in self.windows
+        ]
+        lvls = set(self.same_suit_level.values())
+        self.seq_all = self.lv_straight >= 0 and all(lv >= 0 for lv in lvls)
+        self.seq_levels = frozenset(lv for lv in lvls if lv >= 0)
+        self.seq_any = self.lv_straight >= 0 or bool(self.seq_levels)
+        self.extra_five_levels = frozenset(
+            lv for lv in (self.lv_twopair, self.lv_sisters, self.lv_triplejunk) if lv >= 0
+        )
+        # Bombs.
+        self.bomb_levels = frozenset(lv[k] for k in rules.bomb_kinds)
+        self.bomb_targets = rules.bomb_targets
+        # Last-play restrictions.
+        ff = rules.forbidden_final
+        self.forbid_single_two = FinalRestriction.SINGLE_TWO in ff
+        self.forbid_single_2s = FinalRestriction.SINGLE_TWO_OF_SPADES in ff
+        self.forbid_pair_twos = FinalRestriction.PAIR_OF_TWOS in ff
+        self.forbid_any_2s = FinalRestriction.ANY_TWO_OF_SPADES in ff
+        self.forbid_any_two = FinalRestriction.ANY_TWO in ff
+        self.any_final_rule = bool(ff)
+
+    # --- keys -------------------------------------------------------------------------
+    def straight_inner(self, mask: int, pattern: int) -> int:
+        """Inner key of a sequence: its level, then the suit of its tie-break card."""
+        _, level, tb, _ = self.window_of[pattern]
+        if not self.rules.suits_break_ties:
+            return level * 4
+        return level * 4 + self.suit_rank[self.nibble_suit[(mask >> (4 * tb)) & 15]]
+
+    def flush_inner(self, pattern: int, suit: int) -> int:
+        sr = self.suit_rank[suit] if self.rules.suits_break_ties else 0
+        fc = self.flush_compare
+        if fc is FlushCompare.SUIT_FIRST:
+            return (sr << 52) | pattern
+        if fc is FlushCompare.TOP_CARD:
+            return ((pattern.bit_length() - 1) >> 2) * 4 + sr
+        return pattern * 4 + sr  # POKER
+
+    def top_power(self, mask: int) -> int:
+        """Power of the highest card of a play (for ``five_card_compare=highest-card``)."""
+        best = -1
+        power = self.power
+        while mask:
+            low = mask & -mask
+            p = power[low.bit_length() - 1]
+            if p > best:
+                best = p
+            mask ^= low
+        return best
+
+    def is_forbidden_final(self, move: int) -> bool:
+        """Whether ``move`` may not be the play that empties a hand."""
+        n = move.bit_count()
+        if self.forbid_any_two and move & TWOS:
+            return True
+        if self.forbid_any_2s and move & TWO_OF_SPADES:
+            return True
+        if n == 1:
+            if self.forbid_single_two and move & TWOS:
+                return True
+            if self.forbid_single_2s and move == TWO_OF_SPADES:
+                return True
+        return n == 2 and self.forbid_pair_twos and move & TWOS == move
+
+
+@cache
+def tables_for(rules: RuleSet) -> Tables:
+    """Compiled tables of a rule set, built once per rule set (rule sets are hashable)."""
+    return Tables(rules)
+
+
+__all__ = [
+    "ONES",
+    "TWOS",
+    "TWO_OF_SPADES",
+    "TYPE_SHIFT",
+    "FiveCompare",
+    "FourCard",
+    "Tables",
+    "rank_counts",
+    "tables_for",
+]

@@ -1,0 +1,272 @@
+"""Scoring a finished deal: penalties for cards left, then a settlement into scores.
+
+Penalties follow :class:`~referee.rules.PenaltySchedule` (card values, count tiers, the
+doubling conventions); :class:`~referee.rules.Settlement` turns them into each seat's score for
+the deal (higher is better).  Kept apart from the state machine so each convention is one
+small function.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .compiled import ONES, TWOS, rank_counts
+from .outcome import Outcome, Termination
+from .rules import CardValues, PenaltySchedule, Settlement
+
+if TYPE_CHECKING:
+    from .state import Deal
+
+_HONOURS = [1] * 8 + [2, 2, 2, 3, 4]  # 3..10 one, J Q K two, A three, 2 four
+_PIP = list(range(1, 14))
+_TWOS_FIVE = [1] * 12 + [5]
+
+
+def card_points(hand: int, values: CardValues) -> int:
+    """Value of a hand's cards before multipliers."""
+    if values is CardValues.FLAT:
+        return hand.bit_count()
+    table = {CardValues.HONOURS: _HONOURS, CardValues.PIP: _PIP}.get(values, _TWOS_FIVE)
+    return sum(((hand >> (4 * r)) & 15).bit_count() * table[r] for r in range(13))
+
+
+def tier_multiplier(cards: int, tiers: tuple[tuple[int, int], ...]) -> int:
+    mult = 1
+    for at_least, m in tiers:
+        if cards >= at_least:
+            mult = m
+    return mult
+
+
+def holds_power(hand: int, deal: Deal) -> bool:
+    """A two, four of a kind, or a straight flush in hand (for ``unused_power_doubles``)."""
+    if hand & TWOS:
+        return True
+    if (rank_counts(hand) >> 2) & ONES:
+        return True
+    t = deal.t
+    for s in range(4):
+        suited = hand & t.suit_masks[s]
+        for pattern in t.window_of:
+            if (suited >> s) & pattern == pattern:
+                return True
+    return False
+
+
+def penalty_of(deal: Deal, seat: int) -> int:
+    """Penalty points of one losing seat."""
+    sched: PenaltySchedule = deal.rules.penalty
+    hand = deal.hands[seat]
+    n = hand.bit_count()
+    if n == 0:
+        return 0
+    base = card_points(hand, sched.card_values)
+    big = deal.rules.hand_size() > 13
+    tiers = sched.tiers_for(deal.rules.players) if big else sched.tiers
+    mult = tier_multiplier(n, tiers)
+    if sched.multiplier_only_for_starter and seat != deal.starter:
+        mult = 1
+    if sched.twos_double:
+        mult *= 2 ** (hand & TWOS).bit_count()
+    if sched.unused_power_doubles and holds_power(hand, deal):
+        mult *= 2
+    return base * mult
+
+
+def _final_play(deal: Deal) -> int:
+    for turn in reversed(deal.history):
+        if turn.move:
+            return turn.move
+    return 0
+
+
+def _finish_multiplier(deal: Deal) -> int:
+    sched = deal.rules.penalty
+    last = _final_play(deal)
+    if not last:
+        return 1
+    if sched.finishing_twos_double and last & TWOS == last:
+        return 2
+    if sched.special_finish_doubles:
+        cnt = rank_counts(last)
+        if last & TWOS or (cnt >> 2) & ONES or _is_straight_flush(last, deal):
+            return 2
+    return 1
+
+
+def _is_straight_flush(m: int, deal: Deal) -> bool:
+    if m.bit_count() != 5:
+        return False
+    s = (m & -m).bit_length() - 1 & 3
+    return m & deal.t.suit_masks[s] == m and (m >> s) in deal.t.window_of
+
+
+def _assistant(deal: Deal, winner: int) -> int | None:
+    """The seat that let the winner go out with a single it could have stopped (if any)."""
+    h = deal.history
+    if not h or h[-1].seat != winner or h[-1].move.bit_count() != 1:
+        return None
+    last = h[-1].move
+    for turn in reversed(h[:-1]):
+        if turn.move:
+            if turn.move.bit_count() != 1 or turn.seat == winner:
+                return None
+            held = deal.dealt[turn.seat]  # cards held when it played, at most these
+            held_then = held & ~_played_before(deal, turn)
+            power = deal.t.power
+            lp = power[last.bit_length() - 1]
+            m = held_then
+            while m:
+                low = m & -m
+                if power[low.bit_length() - 1] > lp:
+                    return turn.seat
+                m ^= low
+            return None
+    return None
+
+
+def _played_before(deal: Deal, until: object) -> int:
+    m = 0
+    for turn in deal.history:
+        if turn is until:
+            break
+        m |= turn.move
+    return m
+
+
+def settle(deal: Deal, how: Termination, winner: int | None, detail: str) -> Outcome:
+    """Score the deal in its final state."""
+    rules = deal.rules
+    n = rules.players
+    cards = tuple(h.bit_count() for h in deal.hands)
+    order = tuple(deal.finished) if deal.finished else ((winner,) if winner is not None else ())
+    if how in (Termination.DRAW, Termination.STALEMATE):
+        return Outcome(how, None, order, cards, (0,) * n, (0,) * n, detail)
+    if how is Termination.INSTANT_LOSS:
+        # The loser pays every other seat as if it had lost with a full hand.
+        assert winner is not None
+        loser = winner
+        pen = [0] * n
+        pen[loser] = penalty_of(deal, loser)
+        scores = [pen[loser] if s != loser else -pen[loser] * (n - 1) for s in range(n)]
+        return Outcome(how, None, (), cards, tuple(pen), tuple(scores), detail)
+    assert winner is not None
+    pens = [0 if s == winner else penalty_of(deal, s) for s in range(n)]
+    fm = _finish_multiplier(deal) if how is Termination.PLAYED_OUT else 1
+    pens = [p * fm for p in pens]
+    st = rules.settlement
+    if rules.penalty.assist_penalty and how is Termination.PLAYED_OUT:
+        a = _assistant(deal, winner)
+        if a is not None:
+            total = sum(pens)
+            pens = [0] * n
+            pens[a] = total
+            detail = (detail + f"; seat {a} assisted the winner").lstrip("; ")
+    scores = _settle_scores(deal, st, winner, pens, cards, order)
+    return Outcome(how, winner, order, cards, tuple(pens), tuple(scores), detail)
+
+
+def _settle_scores(
+    deal: Deal,
+    st: Settlement,
+    winner: int,
+    pens: list[int],
+    cards: tuple[int, ...],
+    order: tuple[int, ...],
+) -> list[int]:
+    n = deal.rules.players
+    if st is Settlement.WINNER_COLLECTS:
+        return [sum(pens) if s == winner else -pens[s] for s in range(n)]
+    if st is Settlement.PAIRWISE:
+        return [sum(pens[j] - pens[i] for j in range(n)) for i in range(n)]
+    if st is Settlement.PENALTY_ONLY:
+        return [-p for p in pens]
+    if st is Settlement.PAIRWISE_DIFFERENCE:
+        tiers = deal.rules.penalty.tiers
+        out = [0] * n
+        for i in range(n):
+            for j in range(n):
+                d = cards[i] - cards[j]
+                if d > 0:
+                    out[i] -= d * tier_multiplier(d, tiers)
+                elif d < 0:
+                    out[i] += -d * tier_multiplier(-d, tiers)
+        return out
+    if st is Settlement.PUSOY_DOS:
+        last = _final_play(deal)
+        return [2 ** (last & TWOS).bit_count() if s == winner else 0 for s in range(n)]
+    if st is Settlement.PLACES:
+        points = [*[5, 3, 1][: n - 1], 0]
+        out = [0] * n
+        for place, s in enumerate(order):
+            out[s] = points[place] if place < len(points) else 0
+        return out
+    if st is Settlement.LOSER_PAYS:
+        loser = _taiwan_loser(deal, winner)
+        stake = deal.rules.loser_stake
+        return [stake if s == winner else (-stake if s == loser else 0) for s in range(n)]
+    if st is Settlement.INDONESIA:
+        return [-p for p in _indonesia_points(deal, winner, pens)]
+    raise AssertionError(f"unknown settlement {st}")
+
+
+def _taiwan_loser(deal: Deal, winner: int) -> int:
+    """Taiwan: highest honour hand, else highest two or ace, else most cards, else highest card."""
+    from .combos import classify
+    from .movegen import five_card_plays
+
+    t = deal.t
+    seats = [s for s in range(deal.rules.players) if s != winner]
+    honours: list[tuple[int, int]] = []
+    for s in seats:
+        h = deal.hands[s]
+        if h.bit_count() >= 5:
+            for m in five_card_plays(h, t, rank_counts(h)):
+                if m.bit_count() == 5 and (
+                    (rank_counts(m) >> 2) & ONES or _is_straight_flush(m, deal)
+                ):
+                    p = classify(m, t)
+                    if p is not None:
+                        honours.append((p.key, s))
+    if honours:
+        return max(honours)[1]
+    order = t.order
+    high = [
+        (max(order[c] for c in range(44, 52) if deal.hands[s] >> c & 1), s)
+        for s in seats
+        if deal.hands[s] & (0xFF << 44)
+    ]
+    if high:
+        return max(high)[1]
+    most = max(deal.hands[s].bit_count() for s in seats)
+    tied = [s for s in seats if deal.hands[s].bit_count() == most]
+    if len(tied) == 1:
+        return tied[0]
+    return max((max(order[c] for c in range(52) if deal.hands[s] >> c & 1), s) for s in tied)[1]
+
+
+def _indonesia_points(deal: Deal, winner: int, pens: list[int]) -> list[int]:
+    """Indonesian scoring (lower is better): bonuses for unbeaten specials, winner's finish."""
+    n = deal.rules.players
+    pts = list(pens)
+    last = _final_play(deal)
+    for i, (seat, m) in enumerate(deal.trick_winners):
+        bonus = _special_value(m, deal)
+        if bonus:
+            final = i == len(deal.trick_winners) - 1 and seat == winner and m == last
+            pts[seat] -= bonus * (2 if final else 1)
+    twos = (last & TWOS).bit_count()
+    pts[winner] -= 10 * twos if twos else 5
+    return pts[:n]
+
+
+def _special_value(m: int, deal: Deal) -> int:
+    if m.bit_count() != 5:
+        return 0
+    if m & TWOS == TWOS:
+        return 80
+    if _is_straight_flush(m, deal):
+        return 40
+    if (rank_counts(m) >> 2) & ONES:
+        return 20
+    return 0

@@ -1,0 +1,478 @@
+"""One deal of Big Two as a state machine: deal, turns, passes, tricks, end, scoring.
+
+A deal is fully determined by ``(rule set, seed, context, moves)``: the shuffle (and any later
+reshuffle of a stock) comes from one injected ``random.Random``.  :meth:`Deal.legal_moves` is
+the complete list of plays for the seat to move, with ``PASS`` (0) included where a pass is
+allowed; :meth:`Deal.play` checks a move and names the rule it breaks, :meth:`Deal.push` applies a
+move already taken from the legal list.
+
+Behavioural conventions are small stages chosen by the rule set's options: how a pass ends a
+trick (:class:`~referee.rules.PassRule`), drawing on a pass, duties before a last card,
+forbidden last plays, instant wins and redeals, and who leads.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
+from .combos import Play, beats, classify
+from .compiled import ONES, TWOS, Tables, rank_counts, tables_for
+from .movegen import beating_plays, leading_plays
+from .outcome import Outcome, Termination
+from .rules import (
+    Direction,
+    InstantWin,
+    LastCardDuty,
+    LaterLead,
+    Leftover,
+    PassDraw,
+    PassRule,
+    Redeal,
+    RuleSet,
+    StockEmpty,
+)
+from .scoring import settle
+
+PASS = 0
+"""The pass move (an empty set of cards)."""
+
+MAX_REDEALS = 1000
+"""Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
+
+
+@dataclass(frozen=True)
+class DealContext:
+    """What a deal needs to know about the match so far."""
+
+    index: int = 0
+    """0-based number of this deal in the match."""
+    previous_winner: int | None = None
+    previous_loser: int | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    seat: int
+    move: int
+    """Cards played (0 for a pass)."""
+    drew: int = 0
+    """Cards drawn from the stock after a pass (hidden from other seats)."""
+
+
+@dataclass
+class Deal:
+    """Mutable state of one deal.  Create with :meth:`Deal.new`."""
+
+    rules: RuleSet
+    t: Tables
+    rng: random.Random
+    context: DealContext
+    hands: list[int]
+    dealt: list[int]
+    """Hands as dealt (after any spare card), for logs and scoring."""
+    step: int
+    to_move: int
+    opening_card: int = 0
+    """A card the first play must contain (0: none)."""
+    table: Play | None = None
+    table_seat: int = -1
+    passes: int = 0
+    need: int = 0
+    locked: int = 0
+    """Seats (bit per seat) shut out of the current trick by the strict pass rule."""
+    lead_passes: int = 0
+    trick_lead: Play | None = None
+    trick_start: int = 0
+    """Index into ``history`` where the current trick began."""
+    history: list[Turn] = field(default_factory=list)
+    stock: list[int] = field(default_factory=list)
+    discards: int = 0
+    trick_cards: int = 0
+    spare: int = 0
+    spare_to: int = -1
+    set_aside: int = 0
+    finished: list[int] = field(default_factory=list)
+    starter: int = -1
+    trick_winners: list[tuple[int, int]] = field(default_factory=list)
+    """``(seat, cards)`` of every play that won its trick, for Indonesian scoring."""
+    outcome: Outcome | None = None
+    redeals: int = 0
+
+    # --- creation -----------------------------------------------------------------------
+    @classmethod
+    def new(
+        cls,
+        rules: RuleSet,
+        rng: random.Random | int,
+        context: DealContext | None = None,
+    ) -> Deal:
+        """Shuffle and deal.  ``rng`` may be a seed; the deal replays exactly from it."""
+        if not isinstance(rng, random.Random):
+            rng = random.Random(rng)
+        ctx = context or DealContext()
+        t = tables_for(rules)
+        step = -1 if rules.direction is Direction.CLOCKWISE else 1
+        if rules.direction is Direction.ALTERNATE and ctx.index % 2 == 1:
+            step = -1
+        d = cls(rules, t, rng, ctx, [], [], step, 0)
+        d._deal()
+        return d
+
+    def _deal(self) -> None:
+        rules, t, n = self.rules, self.t, self.rules.players
+        size = rules.hand_size()
+        for _ in range(MAX_REDEALS):
+            deck = list(range(52))
+            if rules.leftover is Leftover.REMOVE_LOWEST:
+                extra = 52 - size * n
+                deck = sorted(deck, key=lambda c: t.order[c])[extra:]
+            self.rng.shuffle(deck)
+            seats = 4 if rules.leftover is Leftover.GHOST_HAND else n
+            hands = [0] * n
+            for i in range(size * seats):
+                s = i % seats
+                if s < n:
+                    hands[s] |= 1 << deck[i]
+            rest = deck[size * seats :] if rules.leftover is not Leftover.GHOST_HAND else []
+            ghost = sum(1 << c for i, c in enumerate(deck[: size * seats]) if i % seats >= n)
+            self.hands = hands
+            self.stock, self.spare, self.spare_to, self.set_aside = [], 0, -1, ghost
+            self._place_leftover(rest)
+            if not self._should_redeal():
+                break
+            self.redeals += 1
+        self.dealt = list(self.hands)
+        self._start()
+
+    def _place_leftover(self, rest: list[int]) -> None:
+        rules, t = self.rules, self.t
+        if not rest:
+            return
+        lo = rules.leftover
+        if lo is Leftover.STOCK:
+            self.stock = rest
+            return
+        if lo in (Leftover.SET_ASIDE, Leftover.GHOST_HAND, Leftover.REMOVE_LOWEST):
+            self.set_aside |= sum(1 << c for c in rest)
+            return
+        spare = sum(1 << c for c in rest)
+        if lo is Leftover.TO_HOLDER_OF_TWO_OF_SPADES:
+            candidates = [51, *(c for c in reversed(t.by_order))]
+        elif lo is Leftover.TO_HOLDER_OF_LOWEST_DIAMOND:
+            candidates = [c for c in t.by_order if c & 3 == 0] + list(t.by_order)
+        else:
+            candidates = list(t.by_order)
+        for c in candidates:
+            for s, h in enumerate(self.hands):
+                if h >> c & 1:
+                    self.hands[s] |= spare
+                    self.spare, self.spare_to = spare, s
+                    return
+
+    def _should_redeal(self) -> bool:
+        rd = self.rules.redeal
+        if not rd:
+            return False
+        for h in self.hands:
+            if Redeal.FOUR_TWOS in rd and h & TWOS == TWOS:
+                return True
+            if Redeal.NO_FACE_CARDS in rd and not h & (0xFFF << 32):
+                return True
+            if Redeal.WEAK_HAND in rd:
+                pts = sum(((h >> (4 * r)) & 15).bit_count() * v for r, v in _POINTS)
+                if pts <= 3:
+                    return True
+        return False
+
+    def _start(self) -> None:
+        rules, t = self.rules, self.t
+        if self._instant_end():
+            return
+        ctx = self.context
+        first = ctx.index == 0 or rules.later_leads is LaterLead.LOWEST_CARD
+        if rules.lowest_card_every and ctx.index % rules.lowest_card_every == 0:
+            first = True
+        if not first and ctx.previous_winner is None:
+            first = True
+        if first:
+            in_play = self._in_hands()
+            lowest = next(c for c in t.by_order if in_play >> c & 1)
+            self.to_move = self._holder(1 << lowest)
+            if rules.opening_must_include:
+                self.opening_card = 1 << lowest
+        elif rules.later_leads is LaterLead.WINNER or ctx.previous_loser is None:
+            self.to_move = ctx.previous_winner or 0
+        else:
+            self.to_move = ctx.previous_loser
+
+    def _in_hands(self) -> int:
+        m = 0
+        for h in self.hands:
+            m |= h
+        return m
+
+    def _holder(self, card_bit: int) -> int:
+        for s, h in enumerate(self.hands):
+            if h & card_bit:
+                return s
+        raise AssertionError("card not dealt")
+
+    def _instant_end(self) -> bool:
+        iw = self.rules.instant_wins
+        if not iw:
+            return False
+        for s, h in enumerate(self.hands):
+            cnt = rank_counts(h)
+            ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+            if InstantWin.FOUR_TWOS_DRAW in iw and h & TWOS == TWOS:
+                self._finish(Termination.DRAW, None, "all four twos: the deal is void")
+                return True
+            if InstantWin.DRAGON in iw and ge1 == ONES and h.bit_count() == 13:
+                self._finish(Termination.INSTANT_WIN, s, "dragon")
+                return True
+            if InstantWin.FOUR_TWOS in iw and h & TWOS == TWOS:
+                self._finish(Termination.INSTANT_WIN, s, "four twos")
+                return True
+            if InstantWin.SIX_PAIRS in iw and h.bit_count() == 13:
+                ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
+                exact2 = ge2 & ~((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+                if exact2.bit_count() == 6 and ge1.bit_count() == 7:
+                    if exact2 & 1:  # the pair of threes: 'dragun bla-bajd'
+                        self._finish(Termination.INSTANT_LOSS, s, "six pairs with threes")
+                    else:
+                        self._finish(Termination.INSTANT_WIN, s, "six pairs")
+                    return True
+        return False
+
+    # --- queries ------------------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        return self.outcome is not None
+
+    def active(self, seat: int) -> bool:
+        return self.hands[seat] != 0
+
+    def next_seat(self, seat: int) -> int:
+        """The next seat in turn order that still holds cards and is not shut out."""
+        n = self.rules.players
+        s = seat
+        for _ in range(n):
+            s = (s + self.step) % n
+            if self.hands[s] and not self.locked >> s & 1:
+                return s
+        return seat
+
+    def legal_moves(self) -> list[int]:
+        """Every legal move for the seat to move (``PASS`` included where allowed)."""
+        if self.outcome is not None:
+            return []
+        seat = self.to_move
+        h = self.hands[seat]
+        t = self.t
+        table = self.table
+        if table is None:
+            plays = leading_plays(h, t)
+            if self.opening_card:
+                oc = self.opening_card
+                plays = [m for m in plays if m & oc]
+        else:
+            plays = beating_plays(h, t, table.kind, table.key)
+        may_pass = table is not None
+        duty = self.rules.last_card_duty
+        if duty is not LastCardDuty.NONE and (table is None or table.kind == 1):
+            nxt = self.next_seat_any(seat)
+            if nxt != seat and self.hands[nxt].bit_count() == 1:
+                top = self._highest_card(h)
+                plays = [m for m in plays if m.bit_count() != 1 or m == top]
+                if (
+                    duty is LastCardDuty.HIGHEST_SINGLE_NO_PASS
+                    and table is not None
+                    and top in plays
+                ):
+                    may_pass = False
+        if t.any_final_rule:
+            plays = [m for m in plays if m != h or not t.is_forbidden_final(m)]
+        if (
+            self.rules.triple_threes_force
+            and table is not None
+            and table.kind == 3
+            and table.key == 0
+            and len(self.history) == self.trick_start + 1
+            and plays
+            and all(m & TWOS == m for m in plays)
+        ):
+            may_pass = False
+        if not plays:
+            may_pass = True
+        if may_pass:
+            plays.append(PASS)
+        return plays
+
+    def next_seat_any(self, seat: int) -> int:
+        """Next seat still holding cards, ignoring the strict-pass lock (for duties)."""
+        n = self.rules.players
+        s = seat
+        for _ in range(n):
+            s = (s + self.step) % n
+            if self.hands[s]:
+                return s
+        return seat
+
+    def _highest_card(self, h: int) -> int:
+        order = self.t.order
+        best, best_o = 0, -1
+        m = h
+        while m:
+            low = m & -m
+            o = order[low.bit_length() - 1]
+            if o > best_o:
+                best, best_o = low, o
+            m ^= low
+        return best
+
+    # --- moves --------------------------------------------------------------------------
+    def play(self, move: int) -> None:
+        """Check ``move`` against every rule and apply it; errors name the broken rule."""
+        if self.outcome is not None:
+            raise DoesNotBeatError("the deal is over")
+        h = self.hands[self.to_move]
+        if move & ~h:
+            missing = " ".join(card_text(c) for c in range(52) if move & ~h >> c & 1)
+            raise CardNotInHandError(f"not in hand: {missing}")
+        legal = self.legal_moves()
+        if move in legal:
+            self.push(move)
+            return
+        if move == PASS:
+            raise DoesNotBeatError("you may not pass now")
+        p = classify(move, self.t)
+        if p is None:
+            raise NotACombinationError("those cards are not a combination in this rule set")
+        if not beats(p, self.table, self.t):
+            raise DoesNotBeatError("that play does not beat the table")
+        raise DoesNotBeatError(self._why_not(move))
+
+    def _why_not(self, move: int) -> str:
+        if self.opening_card and not move & self.opening_card:
+            return f"the opening play must include {card_text(self.opening_card.bit_length() - 1)}"
+        if move == self.hands[self.to_move] and self.t.is_forbidden_final(move):
+            return "that play may not be your last"
+        return "the player before a last card must play their highest single"
+
+    def push(self, move: int) -> None:
+        """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
+        seat = self.to_move
+        if move == PASS:
+            self._pass(seat)
+            return
+        self.hands[seat] ^= move
+        p = classify(move, self.t)
+        if p is None:  # pragma: no cover - push is only given legal moves
+            raise NotACombinationError("not a combination")
+        self.history.append(Turn(seat, move))
+        if self.starter < 0:
+            self.starter = seat
+        self.opening_card = 0
+        if self.table is None:
+            self.trick_lead = p
+        self.table, self.table_seat = p, seat
+        self.trick_cards |= move
+        self.passes = 0
+        self.lead_passes = 0
+        if not self.hands[seat]:
+            self.finished.append(seat)
+            remaining = [s for s in range(self.rules.players) if self.hands[s]]
+            if not self.rules.play_to_end or len(remaining) <= 1:
+                self.finished += remaining
+                self.trick_winners.append((seat, move))
+                self._finish(Termination.PLAYED_OUT, self.finished[0], "")
+                return
+        others = sum(
+            1
+            for s in range(self.rules.players)
+            if s != seat and self.hands[s] and not self.locked >> s & 1
+        )
+        self.need = others
+        if others == 0:
+            # Everyone else is shut out (strict pass): the owner may beat their own play.
+            if self.hands[seat]:
+                self.to_move = seat
+            else:
+                self._end_trick()
+            return
+        self.to_move = self.next_seat(seat)
+
+    def _pass(self, seat: int) -> None:
+        drew = self._draw(seat)
+        self.history.append(Turn(seat, PASS, drew))
+        if self.table is None:
+            # A leader with no allowed lead gives the lead to the next seat.
+            self.lead_passes += 1
+            if self.lead_passes >= sum(1 for h in self.hands if h):
+                self._finish(Termination.STALEMATE, None, "no player may lead")
+                return
+            self.to_move = self.next_seat(seat)
+            return
+        rule = self.rules.pass_rule
+        if rule is PassRule.ENDS_TRICK or seat == self.table_seat:
+            self._end_trick()
+            return
+        if rule is PassRule.TRICK:
+            self.locked |= 1 << seat
+            nxt = self.next_seat(seat)
+            if nxt == seat or self.locked >> nxt & 1:
+                self._end_trick()
+            else:
+                self.to_move = nxt
+            return
+        self.passes += 1
+        if self.passes >= self.need:
+            self._end_trick()
+        else:
+            self.to_move = self.next_seat(seat)
+
+    def _draw(self, seat: int) -> int:
+        pd = self.rules.pass_draw
+        if pd is PassDraw.NONE or self.table is None:
+            return 0
+        k = 1 if pd is PassDraw.ONE else self.table.mask.bit_count()
+        drawn = 0
+        for _ in range(k):
+            if not self.stock and self.rules.stock_empty is StockEmpty.RESHUFFLE_DISCARDS:
+                pile = [c for c in range(52) if self.discards >> c & 1]
+                self.rng.shuffle(pile)
+                self.stock, self.discards = pile, 0
+            if not self.stock:
+                break
+            c = self.stock.pop()
+            drawn |= 1 << c
+        self.hands[seat] |= drawn
+        return drawn
+
+    def _end_trick(self) -> None:
+        owner = self.table_seat
+        if self.table is not None:
+            self.trick_winners.append((owner, self.table.mask))
+        self.discards |= self.trick_cards
+        self.trick_cards = 0
+        self.table, self.trick_lead = None, None
+        self.locked = 0
+        self.passes = 0
+        self.trick_start = len(self.history)
+        if self.hands[owner]:
+            self.to_move = owner
+        else:
+            self.to_move = self.next_seat(owner)
+
+    def _finish(self, how: Termination, winner: int | None, detail: str) -> None:
+        self.outcome = settle(self, how, winner, detail)
+
+    # --- convenience --------------------------------------------------------------------
+    def cards_left(self) -> list[int]:
+        return [h.bit_count() for h in self.hands]
+
+
+_POINTS = ((8, 1), (9, 2), (10, 3), (11, 4), (12, 5))
+"""Reshuffle point count: J=1, Q=2, K=3, A=4, 2=5 (by rank index)."""
