@@ -82,6 +82,7 @@ import http.client
 import ipaddress
 import itertools
 import json
+import os
 import socket
 import threading
 import time
@@ -256,6 +257,15 @@ class _Watchdog:
         self._heap: list[tuple[float, int, _Watch]] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
+        # After fork() the child has no watchdog thread (and may have inherited a
+        # held lock).  Without a reset, a forking worker (RQ forks per job) would
+        # silently fall back to per-read timeouts, which trickling bots defeat.
+        os.register_at_fork(after_in_child=self._reset_after_fork)
+
+    def _reset_after_fork(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._heap = []
+        self._thread = None
 
     def arm(self, deadline: float) -> _Watch:
         watch = _Watch(deadline)
@@ -318,10 +328,13 @@ def _open_pinned(conn: HTTPConnection, state: _CallState) -> socket.socket:
     addresses = resolve_checked(conn.host, state.policy, timeout=remaining,
                                 resolver=state.resolver)
     last_error: OSError | None = None
-    for addr in addresses:
+    for index, addr in enumerate(addresses):
         remaining = state.deadline - time.monotonic()
         if remaining <= 0:
             break
+        # Share the time left between the addresses still to try, so one
+        # black-holed address cannot use up the whole deadline.
+        attempt_timeout = remaining / (len(addresses) - index)
         family = socket.AF_INET if isinstance(addr, ipaddress.IPv4Address) else socket.AF_INET6
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -329,19 +342,17 @@ def _open_pinned(conn: HTTPConnection, state: _CallState) -> socket.socket:
                 sock.setsockopt(*option)
             if conn.source_address:
                 sock.bind(conn.source_address)
-            sock.settimeout(remaining)
+            sock.settimeout(attempt_timeout)
             sock.connect((str(addr), conn.port))
-        except TimeoutError as exc:
-            sock.close()
-            raise urllib3.exceptions.ConnectTimeoutError(
-                conn, f"connect to {addr} timed out") from exc
         except OSError as exc:
             sock.close()
             last_error = exc
             continue
+        sock.settimeout(max(0.001, state.deadline - time.monotonic()))
         return sock
-    if last_error is None:
-        raise urllib3.exceptions.ConnectTimeoutError(conn, "deadline passed before connecting")
+    if last_error is None or isinstance(last_error, TimeoutError):
+        raise urllib3.exceptions.ConnectTimeoutError(
+            conn, f"no connection to {conn.host} before the deadline")
     raise urllib3.exceptions.NewConnectionError(
         conn, f"failed to connect to {conn.host}: {last_error}")
 

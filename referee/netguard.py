@@ -54,6 +54,7 @@ host.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import socket
 import threading
@@ -535,6 +536,15 @@ _MAX_PENDING_LOOKUPS: Final = 32
 _lookup_slots = threading.BoundedSemaphore(_MAX_PENDING_LOOKUPS)
 
 
+def _reset_after_fork() -> None:
+    # Lookup threads do not survive fork(); slots they held would be lost for good.
+    global _lookup_slots
+    _lookup_slots = threading.BoundedSemaphore(_MAX_PENDING_LOOKUPS)
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 class _Lookup:
     __slots__ = ("done", "error", "result")
 
@@ -544,26 +554,28 @@ class _Lookup:
         self.error: BaseException | None = None
 
 
-def _run_lookup(resolver: Resolver, host: str, box: _Lookup) -> None:
+def _run_lookup(resolver: Resolver, host: str, box: _Lookup,
+                slots: threading.BoundedSemaphore) -> None:
     try:
         box.result = [str(a) for a in resolver(host)]
     except BaseException as exc:  # reported to the waiting caller, if still there
         box.error = exc
     finally:
-        _lookup_slots.release()
+        slots.release()
         box.done.set()
 
 
 def _bounded_lookup(resolver: Resolver, host: str, timeout: float) -> list[str]:
     end = time.monotonic() + timeout
-    if timeout <= 0 or not _lookup_slots.acquire(timeout=timeout):
+    slots = _lookup_slots
+    if timeout <= 0 or not slots.acquire(timeout=timeout):
         raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
     box = _Lookup()
     try:
-        threading.Thread(target=_run_lookup, args=(resolver, host, box),
+        threading.Thread(target=_run_lookup, args=(resolver, host, box, slots),
                          name="bigtwo-dns", daemon=True).start()
     except BaseException:
-        _lookup_slots.release()
+        slots.release()
         raise
     if not box.done.wait(max(0.0, end - time.monotonic())):
         raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")

@@ -8,6 +8,7 @@ seconds, without being flaky on a loaded CI machine.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import ssl
 import threading
@@ -449,3 +450,43 @@ def test_json_result_roundtrip_types() -> None:
     payload = {"s": "ü", "n": 1, "f": 1.5, "l": [True, None], "o": {"k": "v"}}
     result, _, _ = call_once(bb.raw_answer(bb.response_bytes(json.dumps(payload).encode())))
     assert result.ok and result.data == payload
+
+
+def test_falls_through_to_the_next_checked_address() -> None:
+    with bb.serving(bb.good_json(), host="127.0.0.2") as bot:
+        # Nothing listens on 127.0.0.3 at that port: refused, then the next answer.
+        answers = ["127.0.0.3", "127.0.0.2"]
+        with BotClient(f"http://two.test:{bot.port}/", policy=LOCAL,
+                       resolver=lambda h: answers) as client:
+            result = client.call("/move", {}, 2.0)
+    assert result.ok, result
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_deadline_still_enforced_in_a_forked_worker() -> None:
+    # Start the watchdog in this process first, then fork (as RQ does per job):
+    # the child must get a working watchdog of its own.
+    trickler = bb.trickle(b'{"a":"' + b"x" * 392 + b'"}', 0.02, head_at_once=HEAD)
+    with bb.serving(trickler) as bot, BotClient(bot.url, policy=LOCAL) as client:
+        assert client.call("/move", {}, 0.1).fault is Fault.TIMEOUT
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: report and leave without running pytest's teardown
+            code = 1
+            try:
+                child = BotClient(bot.url, policy=LOCAL)
+                t0 = time.monotonic()
+                r = child.call("/move", {}, DEADLINE)
+                os.write(write_end, json.dumps(
+                    {"fault": r.fault and r.fault.value,
+                     "elapsed": time.monotonic() - t0}).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            report = json.loads(pipe.read() or b"{}")
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert report["fault"] == "timeout"
+    assert report["elapsed"] < SLACK
