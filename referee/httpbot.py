@@ -53,6 +53,11 @@ released in 2020 and requires ``urllib3<2``, so it cannot run with current
 requests; this module follows the same idea (validate in ``_new_conn``,
 connect to the validated address) on urllib3 2.x.
 
+Keep-alive: one pooled session per bot, so a game's calls reuse one
+connection.  A pooled connection the bot closed while idle fails before any
+answer; only that case is retried, within the same deadline (see
+:meth:`BotClient._send`).
+
 Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only, bodies
 capped at ``max_body`` bytes (counted while reading, so a lying or missing
 ``Content-Length`` does not help), ``Accept-Encoding: identity`` and no
@@ -312,6 +317,7 @@ class _CallState:
     policy: NetPolicy
     resolver: Resolver | None
     watch: _Watch
+    connections_opened: int = 0
 
 
 _CURRENT_CALL: Final[contextvars.ContextVar[_CallState | None]] = contextvars.ContextVar(
@@ -385,6 +391,7 @@ class _WatchedMixin:
         if state is None:
             raise AddressRefusedError("bot connections are only opened inside a BotClient call")
         self._bt_drop()
+        state.connections_opened += 1
         sock = _open_pinned(conn, state)
         self._bt_dup = sock.dup()
         self._bt_attach()
@@ -535,6 +542,13 @@ def _classify_error(exc: BaseException) -> tuple[Fault, str]:
     return Fault.CONNECTION, f"{type(exc).__name__}: {exc}"
 
 
+def _is_stale_connection(exc: BaseException) -> bool:
+    """Did a reused connection die before any answer (closed or reset by the peer)?"""
+    return any(isinstance(e, http.client.RemoteDisconnected | ConnectionResetError
+                          | BrokenPipeError | ConnectionAbortedError)
+               for e in _causes(exc))
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -563,6 +577,7 @@ class BotClient:
         self.max_body = max_body
         self._secret = secret
         self._resolver = resolver
+        self._pool_maxsize = pool_maxsize
         self._target: Target | None = None
         self._refusal: tuple[Fault, str] | None = None
         try:
@@ -636,14 +651,13 @@ class BotClient:
         url = self._target.url(path)
 
         watch = _WATCHDOG.arm(deadline)
-        token = _CURRENT_CALL.set(_CallState(deadline, self.policy, self._resolver, watch))
+        state = _CallState(deadline, self.policy, self._resolver, watch)
+        token = _CURRENT_CALL.set(state)
         outcome: CallResult | None = None
         error: BaseException | None = None
         response: requests.Response | None = None
         try:
-            response = self._session.request(
-                method, url, data=body, headers=headers, timeout=(deadline_s, deadline_s),
-                allow_redirects=False, stream=True)
+            response = self._send(state, method, url, body, headers)
             outcome = self._read(response, start)
         except Exception as exc:  # classified below, after the watchdog is disarmed
             error = exc
@@ -665,6 +679,36 @@ class BotClient:
             return _fail(fault, detail, latency, status)
         assert outcome is not None
         return outcome
+
+    def _send(self, state: _CallState, method: str, url: str, body: bytes | None,
+              headers: dict[str, str]) -> requests.Response:
+        """Send the request; retry only when a pooled connection turned out stale.
+
+        A kept-alive connection the bot closed while it sat idle in the pool
+        fails the moment it is reused, before any byte of an answer: the bot's
+        idle timeout, not its behaviour.  urllib3 checks for this before reuse,
+        but the close can still race with the send, so such a failure is
+        retried (within the same deadline) on another connection.  Failures on
+        a freshly opened connection are never retried.  A bot can therefore
+        see a request twice if it closes a kept-alive connection after reading
+        a request without answering it; bots must answer repeats of a request
+        the same way.
+        """
+        retries = self._pool_maxsize
+        while True:
+            opened_before = state.connections_opened
+            remaining = max(0.001, state.deadline - time.monotonic())
+            try:
+                return self._session.request(
+                    method, url, data=body, headers=headers, timeout=(remaining, remaining),
+                    allow_redirects=False, stream=True)
+            except requests.exceptions.ConnectionError as exc:
+                reused = state.connections_opened == opened_before
+                if not (reused and retries > 0 and _is_stale_connection(exc)
+                        and not state.watch.fired
+                        and time.monotonic() < state.deadline):
+                    raise
+                retries -= 1
 
     def _read(self, response: requests.Response, start: float) -> CallResult:
         status = response.status_code

@@ -310,3 +310,15 @@ def until_eof_body(body: bytes) -> Behaviour:
         conn.shutdown(socket.SHUT_WR)
 
     return run
+
+
+def one_answer_then_close(conn: socket.socket, bot: BadBot) -> None:
+    """Answer one request, then close without announcing ``Connection: close``.
+
+    What a bot's idle keep-alive timeout looks like from the referee's side.
+    """
+    req = read_request(conn, bytearray())
+    if req is None:
+        return
+    bot.record(req)
+    conn.sendall(response_bytes(b'{"a": 1}'))

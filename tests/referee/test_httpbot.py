@@ -490,3 +490,17 @@ def test_deadline_still_enforced_in_a_forked_worker() -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     assert report["fault"] == "timeout"
     assert report["elapsed"] < SLACK
+
+
+def test_stale_pooled_connection_is_retried_on_a_fresh_one() -> None:
+    with (bb.serving(bb.one_answer_then_close) as bot,
+          BotClient(bot.url, policy=LOCAL) as client):
+        results = [client.call("/move", {"i": i}, 2.0) for i in range(30)]
+    assert [r.fault for r in results] == [None] * 30
+    assert len(bot.requests) == 30  # each answered exactly once: the stale sends never arrived
+
+
+def test_failure_on_a_fresh_connection_is_not_retried() -> None:
+    result, _, bot = call_once(bb.close_after_request, deadline=2.0)
+    assert result.fault is Fault.CONNECTION
+    assert bot.connections == 1
