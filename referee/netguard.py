@@ -508,7 +508,16 @@ def check_url(url: str, policy: NetPolicy) -> Target:
     target = parse_target(url)
     if target.literal is not None:
         check_address(target.literal, policy)
+    _check_special_name(target.host, policy)
     return target
+
+
+def _check_special_name(host: str, policy: NetPolicy) -> None:
+    """RFC 6761: ``localhost`` and ``*.localhost`` are loopback whatever DNS says."""
+    if (host == "localhost" or host.endswith(".localhost")) and not policy.allows(
+            AddressCategory.LOOPBACK):
+        raise AddressRefusedError(f"{host} is {AddressCategory.LOOPBACK}",
+                                  category=AddressCategory.LOOPBACK)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -609,6 +618,7 @@ def resolve_checked(host: str, policy: NetPolicy, *, timeout: float,
     if literal is not None:
         check_address(literal, policy)
         return [literal]
+    _check_special_name(host, policy)
     answers = _bounded_lookup(resolver or system_resolver, host, timeout)
     addresses: list[IPAddress] = []
     for text in answers:
