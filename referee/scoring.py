@@ -74,9 +74,9 @@ def penalty_of(deal: Deal, seat: int) -> int:
 
 
 def _final_play(deal: Deal) -> int:
-    for turn in reversed(deal.history):
-        if turn.move:
-            return turn.move
+    for _seat, move, _drew in reversed(deal.log):
+        if move:
+            return move
     return 0
 
 
@@ -102,36 +102,38 @@ def _is_straight_flush(m: int, deal: Deal) -> bool:
 
 
 def _assistant(deal: Deal, winner: int) -> int | None:
-    """The seat that let the winner go out with a single it could have stopped (if any)."""
-    h = deal.history
-    if not h or h[-1].seat != winner or h[-1].move.bit_count() != 1:
+    """The seat that let the winner go out with a single it could have stopped (if any).
+
+    Player A assisted player B when B went out with a single played on A's single, and A held
+    a single that B's last card would not have beaten (000 and 002 'Penalty for assistance').
+    """
+    log = deal.log
+    if not log or log[-1][0] != winner or log[-1][1].bit_count() != 1:
         return None
-    last = h[-1].move
-    for turn in reversed(h[:-1]):
-        if turn.move:
-            if turn.move.bit_count() != 1 or turn.seat == winner:
-                return None
-            held = deal.dealt[turn.seat]  # cards held when it played, at most these
-            held_then = held & ~_played_before(deal, turn)
-            power = deal.t.power
-            lp = power[last.bit_length() - 1]
-            m = held_then
-            while m:
-                low = m & -m
-                if power[low.bit_length() - 1] > lp:
-                    return turn.seat
-                m ^= low
+    last = log[-1][1]
+    power = deal.t.power
+    lp = power[last.bit_length() - 1]
+    for i in range(len(log) - 2, -1, -1):
+        seat, move, _ = log[i]
+        if not move:
+            continue
+        if move.bit_count() != 1 or seat == winner:
             return None
+        played_before = 0
+        drawn_before = 0
+        for s2, m2, d2 in log[:i]:
+            if s2 == seat:
+                played_before |= m2
+                drawn_before |= d2
+        held = (deal.dealt[seat] | drawn_before) & ~played_before
+        m = held
+        while m:
+            low = m & -m
+            if power[low.bit_length() - 1] > lp:
+                return seat
+            m ^= low
+        return None
     return None
-
-
-def _played_before(deal: Deal, until: object) -> int:
-    m = 0
-    for turn in deal.history:
-        if turn is until:
-            break
-        m |= turn.move
-    return m
 
 
 def settle(deal: Deal, how: Termination, winner: int | None, detail: str) -> Outcome:
@@ -212,22 +214,16 @@ def _settle_scores(
 
 def _taiwan_loser(deal: Deal, winner: int) -> int:
     """Taiwan: highest honour hand, else highest two or ace, else most cards, else highest card."""
-    from .combos import classify
-    from .movegen import five_card_plays
+    from .movegen import five_card_keyed
 
     t = deal.t
     seats = [s for s in range(deal.rules.players) if s != winner]
     honours: list[tuple[int, int]] = []
     for s in seats:
         h = deal.hands[s]
-        if h.bit_count() >= 5:
-            for m in five_card_plays(h, t, rank_counts(h)):
-                if m.bit_count() == 5 and (
-                    (rank_counts(m) >> 2) & ONES or _is_straight_flush(m, deal)
-                ):
-                    p = classify(m, t)
-                    if p is not None:
-                        honours.append((p.key, s))
+        for key, m in five_card_keyed(h, t):
+            if (rank_counts(m) >> 2) & ONES or _is_straight_flush(m, deal):
+                honours.append((key, s))
     if honours:
         return max(honours)[1]
     order = t.order

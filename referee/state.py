@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify
 from .compiled import ONES, TWOS, Tables, rank_counts, tables_for
-from .movegen import beating_plays, leading_plays
+from .movegen import Keyed, beating_plays, five_card_keyed, leading_plays
 from .outcome import Outcome, Termination
 from .rules import (
     Direction,
@@ -42,6 +43,16 @@ MAX_REDEALS = 1000
 """Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
 
 
+def shuffled(rng: random.Random, cards: list[int]) -> list[int]:
+    """A uniformly random permutation of ``cards`` drawn from ``rng``.
+
+    Sorting by one random float per card is a uniform shuffle (ties have probability ~2^-53)
+    and costs a third of ``random.shuffle``, which draws a bounded integer per card in Python.
+    """
+    keys = [rng.random() for _ in cards]
+    return [cards[i] for i in sorted(range(len(cards)), key=keys.__getitem__)]
+
+
 @dataclass(frozen=True)
 class DealContext:
     """What a deal needs to know about the match so far."""
@@ -52,8 +63,9 @@ class DealContext:
     previous_loser: int | None = None
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
+    """One turn of a deal (a tuple, cheap to create on the hot path)."""
+
     seat: int
     move: int
     """Cards played (0 for a pass)."""
@@ -61,7 +73,7 @@ class Turn:
     """Cards drawn from the stock after a pass (hidden from other seats)."""
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class Deal:
     """Mutable state of one deal.  Create with :meth:`Deal.new`."""
 
@@ -76,17 +88,21 @@ class Deal:
     to_move: int
     opening_card: int = 0
     """A card the first play must contain (0: none)."""
-    table: Play | None = None
+    table_kind: int = 0
+    """Size of the play on the table (0: the table is empty)."""
+    table_key: int = 0
+    table_level: int = -1
+    table_mask: int = 0
     table_seat: int = -1
     passes: int = 0
     need: int = 0
     locked: int = 0
     """Seats (bit per seat) shut out of the current trick by the strict pass rule."""
     lead_passes: int = 0
-    trick_lead: Play | None = None
     trick_start: int = 0
     """Index into ``history`` where the current trick began."""
-    history: list[Turn] = field(default_factory=list)
+    log: list[tuple[int, int, int]] = field(default_factory=list)
+    """Turns as plain ``(seat, move, drew)`` tuples (see :attr:`history`)."""
     stock: list[int] = field(default_factory=list)
     discards: int = 0
     trick_cards: int = 0
@@ -99,6 +115,16 @@ class Deal:
     """``(seat, cards)`` of every play that won its trick, for Indonesian scoring."""
     outcome: Outcome | None = None
     redeals: int = 0
+    n_active: int = 0
+    """Seats still holding cards."""
+    _strict: bool = False
+    _ends_trick: bool = False
+    _draws: bool = False
+    _turn_rules: bool = False
+    _fives: list[Keyed | None] = field(default_factory=list)
+    """Per seat: keyed five-card plays of the hand it held when first needed.  Valid while
+    the hand only loses cards (a play of a smaller hand is a play of the bigger one); cleared
+    when the seat draws."""
 
     # --- creation -----------------------------------------------------------------------
     @classmethod
@@ -117,26 +143,36 @@ class Deal:
         if rules.direction is Direction.ALTERNATE and ctx.index % 2 == 1:
             step = -1
         d = cls(rules, t, rng, ctx, [], [], step, 0)
+        d._strict = rules.pass_rule is PassRule.TRICK
+        d._ends_trick = rules.pass_rule is PassRule.ENDS_TRICK
+        d._draws = rules.pass_draw is not PassDraw.NONE
+        d._turn_rules = (
+            rules.last_card_duty is not LastCardDuty.NONE
+            or bool(rules.forbidden_final)
+            or rules.triple_threes_force
+        )
         d._deal()
         return d
 
     def _deal(self) -> None:
         rules, t, n = self.rules, self.t, self.rules.players
         size = rules.hand_size()
+        seats = 4 if rules.leftover is Leftover.GHOST_HAND else n
+        base = list(range(52))
+        if rules.leftover is Leftover.REMOVE_LOWEST:
+            base = sorted(base, key=lambda c: t.order[c])[52 - size * n :]
         for _ in range(MAX_REDEALS):
-            deck = list(range(52))
-            if rules.leftover is Leftover.REMOVE_LOWEST:
-                extra = 52 - size * n
-                deck = sorted(deck, key=lambda c: t.order[c])[extra:]
-            self.rng.shuffle(deck)
-            seats = 4 if rules.leftover is Leftover.GHOST_HAND else n
-            hands = [0] * n
-            for i in range(size * seats):
-                s = i % seats
-                if s < n:
-                    hands[s] |= 1 << deck[i]
-            rest = deck[size * seats :] if rules.leftover is not Leftover.GHOST_HAND else []
-            ghost = sum(1 << c for i, c in enumerate(deck[: size * seats]) if i % seats >= n)
+            deck = shuffled(self.rng, base)
+            # Dealing blocks of a uniformly shuffled deck gives the same hands as dealing
+            # round the table one card at a time.
+            blocks = [
+                sum(map((1).__lshift__, deck[s * size : (s + 1) * size])) for s in range(seats)
+            ]
+            hands = blocks[:n]
+            rest = deck[size * seats :]
+            ghost = 0
+            for b in blocks[n:]:
+                ghost |= b
             self.hands = hands
             self.stock, self.spare, self.spare_to, self.set_aside = [], 0, -1, ghost
             self._place_leftover(rest)
@@ -144,6 +180,8 @@ class Deal:
                 break
             self.redeals += 1
         self.dealt = list(self.hands)
+        self._fives = [None] * n
+        self.n_active = sum(1 for h in self.hands if h)
         self._start()
 
     def _place_leftover(self, rest: list[int]) -> None:
@@ -251,16 +289,29 @@ class Deal:
     def over(self) -> bool:
         return self.outcome is not None
 
+    @property
+    def table(self) -> Play | None:
+        """The play to beat, or None when the table is empty."""
+        if not self.table_kind:
+            return None
+        return Play(self.table_mask, self.table_kind, self.table_key, self.table_level)
+
+    @property
+    def history(self) -> list[Turn]:
+        """Every turn of the deal so far."""
+        return [Turn(*x) for x in self.log]
+
     def active(self, seat: int) -> bool:
         return self.hands[seat] != 0
 
     def next_seat(self, seat: int) -> int:
         """The next seat in turn order that still holds cards and is not shut out."""
-        n = self.rules.players
+        hands, locked, step = self.hands, self.locked, self.step
+        n = len(hands)
         s = seat
         for _ in range(n):
-            s = (s + self.step) % n
-            if self.hands[s] and not self.locked >> s & 1:
+            s = (s + step) % n
+            if hands[s] and not locked >> s & 1:
                 return s
         return seat
 
@@ -270,45 +321,63 @@ class Deal:
             return []
         seat = self.to_move
         h = self.hands[seat]
-        t = self.t
-        table = self.table
-        if table is None:
-            plays = leading_plays(h, t)
+        kind = self.table_kind
+        if not kind:
+            plays = leading_plays(h, self.t, self._fives_of(seat, h))
             if self.opening_card:
                 oc = self.opening_card
                 plays = [m for m in plays if m & oc]
+            may_pass = False
+        elif kind == 1 and 1 not in self.t.bomb_targets:
+            # The commonest turn: answering a single (what beating_plays does, inlined).
+            m = h & self.t.above[self.table_key]
+            plays = []
+            while m:
+                low = m & -m
+                plays.append(low)
+                m ^= low
+            may_pass = True
         else:
-            plays = beating_plays(h, t, table.kind, table.key)
-        may_pass = table is not None
-        duty = self.rules.last_card_duty
-        if duty is not LastCardDuty.NONE and (table is None or table.kind == 1):
+            plays = beating_plays(h, self.t, kind, self.table_key, self._fives_of(seat, h))
+            may_pass = True
+        if self._turn_rules:
+            plays, may_pass = self._turn_duties(seat, h, plays, may_pass)
+        if may_pass or not plays:
+            plays.append(PASS)
+        return plays
+
+    def _turn_duties(
+        self, seat: int, h: int, plays: list[int], may_pass: bool
+    ) -> tuple[list[int], bool]:
+        """Rules about this particular turn: last-card duty, forbidden last plays, and the
+        triple-threes force."""
+        t, kind, rules = self.t, self.table_kind, self.rules
+        duty = rules.last_card_duty
+        if duty is not LastCardDuty.NONE and kind <= 1:
             nxt = self.next_seat_any(seat)
             if nxt != seat and self.hands[nxt].bit_count() == 1:
                 top = self._highest_card(h)
                 plays = [m for m in plays if m.bit_count() != 1 or m == top]
-                if (
-                    duty is LastCardDuty.HIGHEST_SINGLE_NO_PASS
-                    and table is not None
-                    and top in plays
-                ):
+                if duty is LastCardDuty.HIGHEST_SINGLE_NO_PASS and kind and top in plays:
                     may_pass = False
         if t.any_final_rule:
             plays = [m for m in plays if m != h or not t.is_forbidden_final(m)]
         if (
-            self.rules.triple_threes_force
-            and table is not None
-            and table.kind == 3
-            and table.key == 0
-            and len(self.history) == self.trick_start + 1
+            rules.triple_threes_force
+            and kind == 3
+            and self.table_key == 0
+            and len(self.log) == self.trick_start + 1
             and plays
             and all(m & TWOS == m for m in plays)
         ):
             may_pass = False
-        if not plays:
-            may_pass = True
-        if may_pass:
-            plays.append(PASS)
-        return plays
+        return plays, may_pass
+
+    def _fives_of(self, seat: int, h: int) -> Keyed:
+        fives = self._fives[seat]
+        if fives is None:
+            fives = self._fives[seat] = five_card_keyed(h, self.t)
+        return fives if h.bit_count() >= 5 else []
 
     def next_seat_any(self, seat: int) -> int:
         """Next seat still holding cards, ignoring the strict-pass lock (for duties)."""
@@ -364,62 +433,72 @@ class Deal:
     def push(self, move: int) -> None:
         """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
         seat = self.to_move
-        if move == PASS:
+        if not move:
             self._pass(seat)
             return
-        self.hands[seat] ^= move
-        p = classify(move, self.t)
-        if p is None:  # pragma: no cover - push is only given legal moves
-            raise NotACombinationError("not a combination")
-        self.history.append(Turn(seat, move))
+        hands = self.hands
+        h = hands[seat] ^ move
+        hands[seat] = h
+        if move & (move - 1):
+            p = classify(move, self.t)
+            if p is None:  # pragma: no cover - push is only given legal moves
+                raise NotACombinationError("not a combination")
+            self.table_kind, self.table_key, self.table_level = p.kind, p.key, p.level
+        else:
+            self.table_kind, self.table_key = 1, self.t.power[move.bit_length() - 1]
+        self.log.append((seat, move, 0))
         if self.starter < 0:
             self.starter = seat
-        self.opening_card = 0
-        if self.table is None:
-            self.trick_lead = p
-        self.table, self.table_seat = p, seat
+            self.opening_card = 0
+        self.table_mask = move
+        self.table_seat = seat
         self.trick_cards |= move
         self.passes = 0
         self.lead_passes = 0
-        if not self.hands[seat]:
+        if not h:
+            self.n_active -= 1
             self.finished.append(seat)
-            remaining = [s for s in range(self.rules.players) if self.hands[s]]
-            if not self.rules.play_to_end or len(remaining) <= 1:
-                self.finished += remaining
+            if not self.rules.play_to_end or self.n_active <= 1:
+                self.finished += [s for s in range(len(hands)) if hands[s]]
                 self.trick_winners.append((seat, move))
                 self._finish(Termination.PLAYED_OUT, self.finished[0], "")
                 return
-        others = sum(
-            1
-            for s in range(self.rules.players)
-            if s != seat and self.hands[s] and not self.locked >> s & 1
-        )
-        self.need = others
-        if others == 0:
-            # Everyone else is shut out (strict pass): the owner may beat their own play.
-            if self.hands[seat]:
-                self.to_move = seat
-            else:
-                self._end_trick()
-            return
-        self.to_move = self.next_seat(seat)
+        if self._strict:
+            locked = self.locked
+            others = sum(
+                1 for s in range(len(hands)) if s != seat and hands[s] and not locked >> s & 1
+            )
+            if others == 0:
+                # Everyone else is shut out: the owner may beat their own play, or pass.
+                if h:
+                    self.to_move = seat
+                else:
+                    self._end_trick()
+                return
+            self.need = others
+        else:
+            self.need = self.n_active - 1 if h else self.n_active
+        nxt = (seat + self.step) % len(hands)
+        if hands[nxt] and not self.locked >> nxt & 1:
+            self.to_move = nxt
+        else:
+            self.to_move = self.next_seat(seat)
 
     def _pass(self, seat: int) -> None:
-        drew = self._draw(seat)
-        self.history.append(Turn(seat, PASS, drew))
-        if self.table is None:
+        drew = self._draw(seat) if self._draws else 0
+        self.log.append((seat, PASS, drew))
+        if not self.table_kind:
             # A leader with no allowed lead gives the lead to the next seat.
             self.lead_passes += 1
-            if self.lead_passes >= sum(1 for h in self.hands if h):
+            if self.lead_passes >= self.n_active:
                 self._finish(Termination.STALEMATE, None, "no player may lead")
                 return
             self.to_move = self.next_seat(seat)
             return
-        rule = self.rules.pass_rule
-        if rule is PassRule.ENDS_TRICK or seat == self.table_seat:
+        if self._ends_trick or seat == self.table_seat:
             self._end_trick()
             return
-        if rule is PassRule.TRICK:
+        if self._strict:
             self.locked |= 1 << seat
             nxt = self.next_seat(seat)
             if nxt == seat or self.locked >> nxt & 1:
@@ -430,14 +509,16 @@ class Deal:
         self.passes += 1
         if self.passes >= self.need:
             self._end_trick()
-        else:
-            self.to_move = self.next_seat(seat)
+            return
+        hands = self.hands
+        nxt = (seat + self.step) % len(hands)
+        self.to_move = nxt if hands[nxt] else self.next_seat(seat)
 
     def _draw(self, seat: int) -> int:
         pd = self.rules.pass_draw
-        if pd is PassDraw.NONE or self.table is None:
+        if pd is PassDraw.NONE or not self.table_kind:
             return 0
-        k = 1 if pd is PassDraw.ONE else self.table.mask.bit_count()
+        k = 1 if pd is PassDraw.ONE else self.table_mask.bit_count()
         drawn = 0
         for _ in range(k):
             if not self.stock and self.rules.stock_empty is StockEmpty.RESHUFFLE_DISCARDS:
@@ -448,19 +529,21 @@ class Deal:
                 break
             c = self.stock.pop()
             drawn |= 1 << c
-        self.hands[seat] |= drawn
+        if drawn:
+            self.hands[seat] |= drawn
+            self._fives[seat] = None
         return drawn
 
     def _end_trick(self) -> None:
         owner = self.table_seat
-        if self.table is not None:
-            self.trick_winners.append((owner, self.table.mask))
+        if self.table_kind:
+            self.trick_winners.append((owner, self.table_mask))
         self.discards |= self.trick_cards
         self.trick_cards = 0
-        self.table, self.trick_lead = None, None
+        self.table_kind, self.table_level, self.table_mask = 0, -1, 0
         self.locked = 0
         self.passes = 0
-        self.trick_start = len(self.history)
+        self.trick_start = len(self.log)
         if self.hands[owner]:
             self.to_move = owner
         else:
