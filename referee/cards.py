@@ -217,3 +217,25 @@ class CardSet:
 
     def symbols(self) -> str:
         return " ".join(card_symbol(c) for c in iter_cards(self.mask))
+
+
+PASS_TEXT = "pass"
+
+
+def move_id(move: Mask) -> str:
+    """Stable id of a move: card texts in card order joined by ``-`` (``"3D-3S"``), or
+    ``"pass"``.  The same cards always get the same id, whatever the rules or the turn."""
+    if not move:
+        return PASS_TEXT
+    return "-".join(card_text(c) for c in iter_cards(move))
+
+
+def parse_move(text: str | Iterable[str]) -> Mask:
+    """Parse a move id, a space/comma/dash separated card list, a list of card texts, or
+    ``"pass"`` (0).  Raises :class:`MalformedCardError`."""
+    if isinstance(text, str):
+        t = text.strip()
+        if t.lower() == PASS_TEXT:
+            return 0
+        return parse_mask(t.replace("-", " "))
+    return parse_mask(list(text))
