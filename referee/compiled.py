@@ -155,6 +155,12 @@ class Tables:
                         plays.append(15 << (4 * r))
                 chunk.append(tuple(plays))
             self.small_chunks.append(tuple(chunk))
+        # The single cards of each byte of a mask, pre-shifted: splits a mask into cards with
+        # seven look-ups (faster than a bit loop once a mask holds more than a few cards).
+        self.bit_chunks = [
+            tuple(tuple(1 << (8 * i + b) for b in range(8) if byte >> b & 1) for byte in range(256))
+            for i in range(7)
+        ]
         # Sequence windows with their per-rank table offsets: (pattern, (shift, base) x 5).
         self.window_offsets = [
             (pattern, tuple((4 * r, 16 * r) for r in ranks))
@@ -223,9 +229,23 @@ class Tables:
         return n == 2 and self.forbid_pair_twos and move & TWOS == move
 
 
-@cache
 def tables_for(rules: RuleSet) -> Tables:
-    """Compiled tables of a rule set, built once per rule set (rule sets are hashable)."""
+    """Compiled tables of a rule set, built once per rule set.
+
+    Equal rule sets share one :class:`Tables` (a cache keyed by the rule set); the instance
+    also remembers its tables, because hashing a frozen rule set with ~30 options costs more
+    than dealing a hand.
+    """
+    try:
+        return rules.__dict__["_tables"]  # type: ignore[no-any-return]
+    except KeyError:
+        tables = _tables_by_rules(rules)
+        object.__setattr__(rules, "_tables", tables)
+        return tables
+
+
+@cache
+def _tables_by_rules(rules: RuleSet) -> Tables:
     return Tables(rules)
 
 

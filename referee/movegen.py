@@ -54,6 +54,10 @@ def _sequences(h: int, t: Tables, ge1: int) -> list[tuple[int, list[int]]]:
     sg = t.singles
     for pattern, offs in t.window_offsets:
         if ge1 & pattern == pattern:
+            only = h & (pattern * 15)
+            if only.bit_count() == 5:  # one card of each rank: a single sequence
+                out.append((pattern, [only]))
+                continue
             (s0, b0), (s1, b1), (s2, b2), (s3, b3), (s4, b4) = offs
             out.append(
                 (
@@ -78,19 +82,16 @@ def _flushes(h: int, t: Tables) -> list[tuple[int, list[int]]]:
     sm = t.suit_masks
     for s in (0, 1, 2, 3):
         suited = h & sm[s]
-        if suited.bit_count() >= 5:
-            out.append(
-                (
-                    s,
-                    [
-                        m
-                        for m in (
-                            a | b | c | d | e for a, b, c, d, e in combinations(_bits(suited), 5)
-                        )
-                        if m >> s not in win
-                    ],
-                )
-            )
+        k = suited.bit_count()
+        if k < 5:
+            continue
+        if k == 5:
+            fl = [suited]
+        elif k == 6:
+            fl = [suited ^ b for b in _bits(suited)]
+        else:
+            fl = [a | b | c | d | e for a, b, c, d, e in combinations(_bits(suited), 5)]
+        out.append((s, [m for m in fl if m >> s not in win]))
     return out
 
 
@@ -191,7 +192,17 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     lv_s = t.lv_straight
     for pattern, plays in _sequences(h, t, (cnt | cnt >> 1 | cnt >> 2) & ONES):
         _, level, tb, _ = t.window_of[pattern]
-        inner_base, tbs = level * 4, tb << 2
+        tbs = tb << 2
+        straight_base = lv_s << shift | level * 4
+        if not any((h >> s) & pattern == pattern for s in (0, 1, 2, 3)):
+            # No straight flush in this window: every play is a plain straight.
+            if lv_s < 0:
+                continue
+            if ties:
+                out += [(straight_base + sr[ns[(m >> tbs) & 15]], m) for m in plays]
+            else:
+                out += [(straight_base, m) for m in plays]
+            continue
         ss_lv = t.same_suit_level[pattern]
         ss_flush = t.same_suit_is_flush[pattern]
         for m in plays:
@@ -199,16 +210,12 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
             if m & sm[s] == m:
                 if ss_lv < 0:
                     continue
-                lv = ss_lv
                 if ss_flush:
-                    out.append((lv << shift | t.flush_inner(pattern, s), m))
-                    continue
-            elif lv_s < 0:
-                continue
-            else:
-                lv = lv_s
-            inner = inner_base + (sr[ns[(m >> tbs) & 15]] if ties else 0)
-            out.append((lv << shift | inner, m))
+                    out.append((ss_lv << shift | t.flush_inner(pattern, s), m))
+                else:
+                    out.append((ss_lv << shift | level * 4 + (sr[s] if ties else 0), m))
+            elif lv_s >= 0:
+                out.append((straight_base + (sr[ns[(m >> tbs) & 15]] if ties else 0), m))
     if t.lv_flush >= 0:
         base = t.lv_flush << shift
         fi = t.flush_inner

@@ -44,13 +44,10 @@ MAX_REDEALS = 1000
 
 
 def shuffled(rng: random.Random, cards: list[int]) -> list[int]:
-    """A uniformly random permutation of ``cards`` drawn from ``rng``.
-
-    Sorting by one random float per card is a uniform shuffle (ties have probability ~2^-53)
-    and costs a third of ``random.shuffle``, which draws a bounded integer per card in Python.
-    """
-    keys = [rng.random() for _ in cards]
-    return [cards[i] for i in sorted(range(len(cards)), key=keys.__getitem__)]
+    """A uniformly random permutation of ``cards`` drawn from ``rng`` (Fisher-Yates)."""
+    deck = list(cards)
+    rng.shuffle(deck)
+    return deck
 
 
 @dataclass(frozen=True)
@@ -331,11 +328,23 @@ class Deal:
         elif kind == 1 and 1 not in self.t.bomb_targets:
             # The commonest turn: answering a single (what beating_plays does, inlined).
             m = h & self.t.above[self.table_key]
-            plays = []
-            while m:
-                low = m & -m
-                plays.append(low)
-                m ^= low
+            if m.bit_count() > 5:
+                bc = self.t.bit_chunks
+                plays = [
+                    *bc[0][m & 255],
+                    *bc[1][m >> 8 & 255],
+                    *bc[2][m >> 16 & 255],
+                    *bc[3][m >> 24 & 255],
+                    *bc[4][m >> 32 & 255],
+                    *bc[5][m >> 40 & 255],
+                    *bc[6][m >> 48],
+                ]
+            else:
+                plays = []
+                while m:
+                    low = m & -m
+                    plays.append(low)
+                    m ^= low
             may_pass = True
         else:
             plays = beating_plays(h, self.t, kind, self.table_key, self._fives_of(seat, h))
