@@ -1,7 +1,9 @@
 """``python -m referee demo``: a short match of in-process players, printed as a table.
 
-The players here are tiny policies over the legal-move list (no HTTP): a random player and a
-"lowest play" player.  The arena's ``arena demo`` runs real HTTP bots through the service.
+The players are tiny policies over the ``legal_moves`` of a protocol request, run through the
+same match runner as HTTP bots (:func:`referee.match.run_match` with
+:class:`~referee.players.LocalPlayer`): a random player and a "shed the most cards, lowest
+first" player.  ``--log`` writes the match log; ``python -m referee verify`` checks it.
 """
 
 from __future__ import annotations
@@ -9,30 +11,36 @@ from __future__ import annotations
 import argparse
 import random
 from collections.abc import Callable
+from typing import Any
 
+from . import log
 from .cards import mask_text
+from .match import Limits, TurnRecord, run_match
+from .players import LocalPlayer
 from .presets import find_ruleset, preset_names
-from .state import PASS, Deal, DealContext
+from .report import deal_line, result_table
 
-Policy = Callable[[Deal, list[int], random.Random], int]
-
-
-def random_policy(deal: Deal, moves: list[int], rng: random.Random) -> int:
-    return moves[rng.randrange(len(moves))]
+Request = dict[str, Any]
 
 
-def lowest_policy(deal: Deal, moves: list[int], rng: random.Random) -> int:
-    """Shed the most cards with the lowest top card; pass only when nothing else is legal."""
-    plays = [m for m in moves if m != PASS]
+def random_policy(rng: random.Random) -> Callable[[Request], Request]:
+    def choose(request: Request) -> Request:
+        moves = request["legal_moves"]
+        return {"move": moves[rng.randrange(len(moves))]["id"]}
+
+    return choose
+
+
+def lowest_policy(request: Request) -> Request:
+    """Shed the most cards with the lowest top card; pass only when nothing else is legal.
+
+    ``legal_moves`` come lowest first within each size, pass last.
+    """
+    plays = [m for m in request["legal_moves"] if m["cards"]]
     if not plays:
-        return PASS
-    order = deal.t.order
-    return min(
-        plays, key=lambda m: (-m.bit_count(), max(order[c] for c in range(52) if m >> c & 1))
-    )
-
-
-POLICIES: dict[str, Policy] = {"random": random_policy, "lowest": lowest_policy}
+        return {"move": "pass"}
+    most = max(len(m["cards"]) for m in plays)
+    return {"move": next(m["id"] for m in plays if len(m["cards"]) == most)}
 
 
 def main(argv: list[str]) -> int:
@@ -40,36 +48,30 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ruleset", default="standard", choices=preset_names())
     ap.add_argument("--deals", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--log", help="write the match log here (.jsonl: JSON Lines)")
     ap.add_argument("--verbose", action="store_true", help="print every turn")
     args = ap.parse_args(argv)
     rules = find_ruleset(args.ruleset)
-    seats = ["lowest", "random", "lowest", "random"][: rules.players]
     rng = random.Random(args.seed)
-    totals = [0] * rules.players
-    wins = [0] * rules.players
-    prev_winner: int | None = None
+    kinds = ["lowest", "random", "lowest", "random"][: rules.players]
+    players = [
+        LocalPlayer(lowest_policy if k == "lowest" else random_policy(rng), name=f"{k}-{i}")
+        for i, k in enumerate(kinds)
+    ]
+
+    def show(turn: TurnRecord) -> None:
+        print(f"  deal {turn.deal + 1} turn {turn.turn:>3}: seat {turn.seat} "
+              f"{mask_text(turn.move) or 'pass'}")
+
     print(f"Big Two demo: {args.deals} deals of {rules.name}, seed {args.seed}")
-    print(f"seats: {', '.join(f'{i}={p}' for i, p in enumerate(seats))}\n")
-    for i in range(args.deals):
-        deal = Deal.new(rules, rng.getrandbits(64), DealContext(i, prev_winner))
-        while not deal.over:
-            moves = deal.legal_moves()
-            move = POLICIES[seats[deal.to_move]](deal, moves, rng)
-            if args.verbose:
-                print(f"  seat {deal.to_move}: {mask_text(move) or 'pass'}")
-            deal.push(move)
-        out = deal.outcome
-        assert out is not None
-        prev_winner = out.winner
-        for s, v in enumerate(out.scores):
-            totals[s] += v
-        if out.winner is not None:
-            wins[out.winner] += 1
-        print(
-            f"deal {i + 1:>2}: winner seat {out.winner}, cards left {list(out.cards_left)}, "
-            f"scores {list(out.scores)}"
-        )
-    print("\nseat  player   wins  score")
-    for s in sorted(range(rules.players), key=lambda s: -totals[s]):
-        print(f"{s:>4}  {seats[s]:<7} {wins[s]:>5} {totals[s]:>6}")
+    print(f"seats: {', '.join(f'{i}={p.name}' for i, p in enumerate(players))}\n")
+    rec = run_match(rules, players, args.seed, args.deals, Limits(),
+                    match_id=f"demo-{args.seed}", on_turn=show if args.verbose else None)
+    for i in range(len(rec.deals)):
+        print(deal_line(rec, i))
+    print()
+    print(result_table(rec))
+    if args.log:
+        log.write(rec, args.log)
+        print(f"\nlog written to {args.log}")
     return 0

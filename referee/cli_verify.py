@@ -1,0 +1,29 @@
+"""``python -m referee verify LOG``: replay a match log and check every move and score.
+
+Exit status 0 and a one-line summary when the log is valid; 1 with the first bad place
+(deal index, turn index, what differs) when it is not; 2 when the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import log
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m referee verify", description=__doc__)
+    ap.add_argument("log", help="a match log, JSON or JSON Lines")
+    args = ap.parse_args(argv)
+    try:
+        doc = log.read(args.log)
+    except (OSError, UnicodeDecodeError, log.LogError) as exc:
+        print(f"{args.log}: cannot read: {exc}", file=sys.stderr)
+        return 2
+    verdict = log.verify(doc)
+    if verdict.ok:
+        print(f"{args.log}: {verdict.summary}")
+        return 0
+    print(f"{args.log}: INVALID at {verdict.where()}: {verdict.problem}")
+    return 1
