@@ -156,8 +156,11 @@ class Deal:
         size = rules.hand_size()
         seats = 4 if rules.leftover is Leftover.GHOST_HAND else n
         base = list(range(52))
+        removed = 0
         if rules.leftover is Leftover.REMOVE_LOWEST:
-            base = sorted(base, key=lambda c: t.order[c])[52 - size * n :]
+            by_order = sorted(base, key=lambda c: t.order[c])
+            base = by_order[52 - size * n :]
+            removed = sum(1 << c for c in by_order[: 52 - size * n])
         for _ in range(MAX_REDEALS):
             deck = shuffled(self.rng, base)
             # Dealing blocks of a uniformly shuffled deck gives the same hands as dealing
@@ -171,7 +174,7 @@ class Deal:
             for b in blocks[n:]:
                 ghost |= b
             self.hands = hands
-            self.stock, self.spare, self.spare_to, self.set_aside = [], 0, -1, ghost
+            self.stock, self.spare, self.spare_to, self.set_aside = [], 0, -1, ghost | removed
             self._place_leftover(rest)
             if not self._should_redeal():
                 break
@@ -417,7 +420,7 @@ class Deal:
             raise DoesNotBeatError("the deal is over")
         h = self.hands[self.to_move]
         if move & ~h:
-            missing = " ".join(card_text(c) for c in range(52) if move & ~h >> c & 1)
+            missing = " ".join(card_text(c) for c in range(52) if (move & ~h) >> c & 1)
             raise CardNotInHandError(f"not in hand: {missing}")
         legal = self.legal_moves()
         if move in legal:
