@@ -12,6 +12,7 @@ import sys
 COMMANDS = {
     "legal": ("referee.cli_legal", "legal-move lists for JSON Lines cases on stdin"),
     "demo": ("referee.cli_demo", "a demo match of in-process players, printing the result"),
+    "rules-doc": ("referee.rulesdoc", "print docs/rules.md (options, presets, conventions)"),
     "play": ("referee.cli_play", "a match between live bot URLs, printing the result table"),
     "verify": ("referee.cli_verify", "replay a match log and check every move and score"),
     "health": ("referee.cli_health", "the submission health check of one bot URL"),

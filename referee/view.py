@@ -78,8 +78,9 @@ def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict
         "history": history,
         "passed": [s for s in range(n) if deal.locked >> s & 1],
         "finished": list(deal.finished),
+        # Only the opener is told which card its first play must contain.
         "must_include": None
-        if not deal.opening_card
+        if not deal.opening_card or seat != deal.to_move
         else card_text(deal.opening_card.bit_length() - 1),
         "stock_count": len(deal.stock),
         "draws": draws,
