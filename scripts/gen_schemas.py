@@ -75,10 +75,10 @@ def option_schema():
         props[f.name] = d
     return {
         "type": "object",
-        "required": sorted(props),
+        "required": ["players"],
         "properties": props,
-        "additionalProperties": False,
-        "description": "Every option of the rule set in force (docs/rules.md explains each).",
+        "description": "Every option of the rule set in force (docs/rules.md explains each). "
+        "Open: a new house-rule option is added here without a protocol version change.",
     }
 
 
