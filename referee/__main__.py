@@ -16,12 +16,13 @@ COMMANDS = {
     "play": ("referee.cli_play", "a match between live bot URLs, printing the result table"),
     "verify": ("referee.cli_verify", "replay a match log and check every move and score"),
     "health": ("referee.cli_health", "the submission health check of one bot URL"),
+    "protocol-example": ("referee.cli_protocol", "the example /move request in docs/protocol.md"),
 }
 
 
 def usage() -> str:
     lines = ["usage: python -m referee COMMAND [ARGS]", "", "commands:"]
-    lines += [f"  {name:<8} {doc}" for name, (_, doc) in COMMANDS.items()]
+    lines += [f"  {name:<17} {doc}" for name, (_, doc) in COMMANDS.items()]
     return "\n".join(lines)
 
 
