@@ -131,7 +131,8 @@ Hook = Callable[[dict[str, Any]], Any]
 class LocalPlayer(Player):
     """A bot that is a Python function, held to the same deadline rules as an HTTP bot.
 
-    ``choose(request)`` returns the ``/move`` answer (``{"move": id}`` or ``{"cards": [...]}``).
+    ``choose(request)`` returns the ``/move`` answer (``{"move": id}`` or ``{"cards": [...]}``);
+    it must not modify the request (parts of it are shared between requests).
     ``on_start``/``on_end`` receive the ``/start``/``/end`` bodies.  Anything raised is an
     ``exception`` fault, an answer that is not a ``dict`` a ``bad_shape`` fault, and an answer
     that took longer than the deadline a ``timeout`` fault (the function is not interrupted).

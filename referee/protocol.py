@@ -39,7 +39,18 @@ class AnswerFault(StrEnum):
 
 
 def rules_json(rules: RuleSet) -> dict[str, Any]:
-    return {"name": rules.name, "options": rules.options()}
+    """``{"name", "options"}`` of a rule set, as sent in every request.
+
+    Built once per rule set and remembered on the instance (building it walks ~40 options,
+    which would cost more than the rest of a move request): the same dict is shared by every
+    request, so a receiver must not modify it.
+    """
+    try:
+        return rules.__dict__["_wire_json"]  # type: ignore[no-any-return]
+    except KeyError:
+        value = {"name": rules.name, "options": rules.options()}
+        object.__setattr__(rules, "_wire_json", value)
+        return value
 
 
 def move_request(
