@@ -1,0 +1,78 @@
+"""Big Two Arena, the service: JSON API, storage, queue, jobs, ratings and the ladder.
+
+``create_app(test_config=None)`` builds the Flask app: settings from :mod:`arena.config`
+(defaults, then environment variables, then ``test_config``), one ``init_app`` per resource
+(storage, queue, errors) and one blueprint per feature (``api``, ``web``).  The instance
+folder (SQLite file, generated secret key) is ``ARENA_INSTANCE_PATH`` or Flask's default,
+or ``test_config["INSTANCE_PATH"]``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from werkzeug.routing import BaseConverter
+
+from . import config, errors, queue, storage
+
+
+class IdConverter(BaseConverter):
+    """A positive database id (at most 18 digits, so it always fits a 64-bit integer)."""
+
+    regex = r"[1-9][0-9]{0,17}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: Any) -> str:
+        return str(int(value))
+
+
+def _secret_key(instance: Path) -> str:
+    """A random key kept in the instance folder (created once, mode 0600)."""
+    path = instance / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    instance.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    return key
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    overrides = dict(test_config or {})
+    instance_path = overrides.pop("INSTANCE_PATH", None) or os.environ.get("ARENA_INSTANCE_PATH")
+    app = Flask(
+        __name__,
+        instance_path=os.path.abspath(instance_path) if instance_path else None,
+        instance_relative_config=True,
+    )
+    app.config.from_mapping(config.default_settings())
+    app.config.from_mapping(config.from_environment())
+    app.config.from_mapping(overrides)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.url_map.converters["id"] = IdConverter
+    app.url_map.strict_slashes = False
+
+    storage.init_app(app)
+    queue.init_app(app)
+    errors.init_app(app)
+
+    from . import api, web
+
+    app.register_blueprint(api.bp)
+    app.register_blueprint(web.bp)
+    return app
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,517 @@
+"""The JSON API (``/api/...``); documented in ``/api/openapi.json`` (:mod:`arena.openapi`).
+
+Views validate, write rows and enqueue jobs; they never run a match.  The one outside call a
+view makes is the health check of a submitted URL, which the submitter waits for.
+
+Authentication: ``Authorization: Bearer <token>``, the bot's owner token (shown once, at
+creation) or the operator's ``ADMIN_TOKEN``.  Lists take ``page`` (from 1) and ``limit``
+(up to ``API_MAX_PAGE_LIMIT``) and answer ``{"items", "page", "limit", "total",
+"next_page"}``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from sqlalchemy import Select, func, select
+from sqlalchemy.exc import IntegrityError
+
+from referee import find_ruleset
+from referee import log as referee_log
+from referee.match import Limits
+
+from . import bots as bot_service
+from .errors import (
+    ApiError,
+    check_fields,
+    json_object,
+    query_int,
+    want_bool,
+    want_int,
+    want_str,
+)
+from .families import family_of
+from .ladder import run_round
+from .matches import create_match, default_limits, enqueue_match
+from .models import (
+    Bot,
+    BotVersion,
+    HealthCheck,
+    Match,
+    MatchResult,
+    MatchSeat,
+    Rating,
+    RatingEvent,
+    RatingFamily,
+    utcnow,
+)
+from .openapi import openapi_document
+from .security import bearer_token, hash_token, is_admin, new_token, token_matches
+from .storage import session
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+MAX_SEED = 2**62
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def paginate(stmt: Select[Any], render: Any) -> Response:
+    cfg = current_app.config
+    page = query_int("page", 1, 1, 1_000_000)
+    limit = query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
+    s = session()
+    total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
+    rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()
+    return jsonify({
+        "items": [render(r) for r in rows],
+        "page": page,
+        "limit": limit,
+        "total": total,
+        "next_page": page + 1 if page * limit < total else None,
+    })
+
+
+def get_bot(bot_id: int, *, include_deleted: bool = False) -> Bot:
+    bot = session().get(Bot, bot_id)
+    if bot is None or (bot.deleted_at is not None and not include_deleted):
+        raise ApiError(404, "not_found", f"no bot {bot_id}")
+    return bot
+
+
+def get_match(match_id: int) -> Match:
+    match = session().get(Match, match_id)
+    if match is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    return match
+
+
+def require_owner(bot: Bot) -> None:
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "unauthorized", "send the bot's owner token: "
+                       "Authorization: Bearer <token>")
+    if not (token_matches(token, bot.token_hash) or is_admin(token)):
+        raise ApiError(403, "forbidden", "this token does not own this bot")
+
+
+def require_admin() -> None:
+    if not current_app.config["ADMIN_TOKEN"]:
+        raise ApiError(403, "admin_disabled", "the admin API is disabled (no ADMIN_TOKEN)")
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "unauthorized", "send the admin token: Authorization: Bearer <token>")
+    if not is_admin(token):
+        raise ApiError(403, "forbidden", "wrong admin token")
+
+
+def provisional(games: int) -> bool:
+    return games < int(current_app.config["ELO_PROVISIONAL_GAMES"])
+
+
+def rating_json(r: Rating) -> dict[str, Any]:
+    return {"family": r.family, "rating": round(r.rating, 2), "games": r.games,
+            "provisional": provisional(r.games)}
+
+
+def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
+    ratings = session().scalars(select(Rating).where(Rating.bot_id == bot.id)
+                                .order_by(Rating.family)).all()
+    out: dict[str, Any] = {
+        "id": bot.id,
+        "name": bot.name,
+        "version": bot.version,
+        "status": bot.status,
+        "created_at": iso(bot.created_at),
+        "updated_at": iso(bot.updated_at),
+        "info": bot.info,
+        "health": {
+            "failures": bot.health_failures,
+            "last_checked_at": iso(bot.last_health_at),
+            "last_reason": bot.last_health_reason,
+        },
+        "ratings": [rating_json(r) for r in ratings],
+    }
+    if private:
+        out["url"] = bot.url
+    return out
+
+
+def seat_json(seat: MatchSeat) -> dict[str, Any]:
+    return {
+        "seat": seat.seat,
+        "bot": {"id": seat.bot_id, "name": seat.bot.name},
+        "bot_version": seat.bot_version.version,
+        "rank": seat.rank,
+        "score": seat.score,
+        "wins": seat.wins,
+        "strikes": seat.strikes,
+        "forfeited": seat.forfeited,
+        "latency": {"calls": seat.calls, "p50_ms": seat.p50_ms, "p95_ms": seat.p95_ms,
+                    "max_ms": seat.max_ms},
+    }
+
+
+def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
+    seats = [seat_json(x) for x in m.seats]
+    out: dict[str, Any] = {
+        "id": m.id,
+        "kind": m.kind,
+        "state": m.state,
+        "ruleset": m.ruleset,
+        "family": m.family,
+        "deals": m.deals,
+        "rated": m.rated,
+        "created_at": iso(m.created_at),
+        "started_at": iso(m.started_at),
+        "finished_at": iso(m.finished_at),
+        "seats": seats,
+    }
+    if m.state == "finished":
+        out["standings"] = sorted(seats, key=lambda x: (x["rank"], x["seat"]))
+        out["log_url"] = url_for("api.match_log", match_id=m.id)
+    if detail:
+        out.update({"seed": m.seed, "limits": m.limits, "attempts": m.attempts,
+                    "error": m.error})
+        if m.result is not None:
+            totals = m.result.totals
+            out["strikes"] = totals.get("strikes", [])
+            out["forfeits"] = totals.get("forfeits", [])
+            out["notes"] = totals.get("notes", [])
+            events = session().scalars(
+                select(RatingEvent).where(RatingEvent.match_id == m.id)
+                .order_by(RatingEvent.bot_id)).all()
+            out["rating_changes"] = [
+                {"bot_id": e.bot_id, "before": round(e.before, 2), "after": round(e.after, 2),
+                 "delta": round(e.after - e.before, 2)}
+                for e in events
+            ]
+    return out
+
+
+# --- bots --------------------------------------------------------------------------------
+
+
+@bp.post("/bots")
+def create_bot() -> tuple[Response, int]:
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    data = json_object()
+    check_fields(data, {"name", "url"}, {"name", "url"})
+    name, url = want_str(data, "name").strip(), want_str(data, "url").strip()
+    problem = bot_service.name_problem(name, int(app.config["BOT_NAME_MAX"]))
+    if problem:
+        raise ApiError(400, "bad_name", problem)
+    s = session()
+    if s.scalar(select(Bot.id).where(Bot.name == name)) is not None:
+        raise ApiError(409, "name_taken", f"a bot called {name!r} exists already")
+    problem = bot_service.url_problem(app, url)
+    if problem:
+        raise ApiError(422, "url_refused", problem)
+    result = bot_service.run_health_check(app, url)
+    if not result.ok:
+        raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
+                       health=result.to_json())
+    token = new_token()
+    try:
+        bot = bot_service.create_bot(s, name=name, url=url, token_hash=hash_token(token),
+                                     result=result)
+        s.commit()
+    except IntegrityError:
+        s.rollback()
+        raise ApiError(409, "name_taken", f"a bot called {name!r} exists already") from None
+    body = {"bot": bot_json(bot, private=True), "token": token,
+            "token_note": "keep this token: it is shown only now, and it is needed to "
+                          "change, pause or delete the bot"}
+    resp = jsonify(body)
+    resp.headers["Location"] = url_for("api.show_bot", bot_id=bot.id)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp, 201
+
+
+@bp.get("/bots")
+def list_bots() -> Response:
+    status = request.args.get("status")
+    stmt = select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.id)
+    if status is not None:
+        if status == "active":
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(False))
+        elif status == "paused":
+            stmt = stmt.where(Bot.owner_paused.is_(True))
+        elif status == "unhealthy":
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(True))
+        else:
+            raise ApiError(400, "bad_query", "status must be active, paused or unhealthy")
+    return paginate(stmt, bot_json)
+
+
+@bp.get("/bots/<id:bot_id>")
+def show_bot(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+    token = bearer_token()
+    private = token is not None and (token_matches(token, bot.token_hash) or is_admin(token))
+    return jsonify(bot_json(bot, private=private))
+
+
+@bp.patch("/bots/<id:bot_id>")
+def update_bot(bot_id: int) -> Response:
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    data = json_object()
+    check_fields(data, {"url", "paused"})
+    if not data:
+        raise ApiError(400, "missing_field", "give url and/or paused")
+    paused = want_bool(data, "paused") if "paused" in data else None
+    url = want_str(data, "url").strip() if "url" in data else None
+    s = session()
+    if url is not None and url != bot.url:
+        problem = bot_service.url_problem(app, url)
+        if problem:
+            raise ApiError(422, "url_refused", problem)
+        result = bot_service.run_health_check(app, url)
+        if not result.ok:
+            raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
+                           health=result.to_json())
+        bot_service.new_version(s, bot, url, result)
+    if paused is not None and paused != bot.owner_paused:
+        bot.owner_paused = paused
+        bot.updated_at = utcnow()
+        if not paused:
+            bot.idle_since = utcnow()
+    s.commit()
+    return jsonify(bot_json(bot, private=True))
+
+
+@bp.delete("/bots/<id:bot_id>")
+def delete_bot(bot_id: int) -> tuple[str, int]:
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    bot.deleted_at = utcnow()
+    bot.updated_at = bot.deleted_at
+    session().commit()
+    return "", 204
+
+
+@bp.get("/bots/<id:bot_id>/versions")
+def bot_versions(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+    token = bearer_token()
+    private = token is not None and (token_matches(token, bot.token_hash) or is_admin(token))
+
+    def render(v: BotVersion) -> dict[str, Any]:
+        out = {"version": v.version, "created_at": iso(v.created_at), "info": v.info}
+        if private:
+            out["url"] = v.url
+        return out
+
+    stmt = select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(BotVersion.version)
+    return paginate(stmt, render)
+
+
+@bp.get("/bots/<id:bot_id>/health")
+def bot_health(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+
+    def render(h: HealthCheck) -> dict[str, Any]:
+        return {"at": iso(h.at), "ok": h.ok, "reason": h.reason,
+                "describe_ms": h.describe_ms, "move_ms": h.move_ms}
+
+    return paginate(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+                    .order_by(HealthCheck.id.desc()), render)
+
+
+@bp.get("/bots/<id:bot_id>/ratings")
+def bot_rating_history(bot_id: int) -> Response:
+    bot = get_bot(bot_id, include_deleted=True)
+    stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
+    family = request.args.get("family")
+    if family is not None:
+        stmt = stmt.where(RatingEvent.family == family)
+
+    def render(e: RatingEvent) -> dict[str, Any]:
+        return {"match_id": e.match_id, "family": e.family, "before": e.before,
+                "after": e.after, "delta": e.after - e.before, "games": e.games,
+                "provisional": provisional(e.games), "at": iso(e.created_at)}
+
+    return paginate(stmt.order_by(RatingEvent.id), render)
+
+
+@bp.get("/bots/<id:bot_id>/matches")
+def bot_matches(bot_id: int) -> Response:
+    bot = get_bot(bot_id, include_deleted=True)
+    stmt = (select(Match).where(Match.id.in_(select(MatchSeat.match_id)
+                                             .where(MatchSeat.bot_id == bot.id)))
+            .order_by(Match.id.desc()))
+    return paginate(stmt, lambda m: match_json(m, detail=False))
+
+
+# --- ratings -----------------------------------------------------------------------------
+
+
+@bp.get("/families")
+def list_families() -> Response:
+    from .families import FAMILY_OF
+
+    s = session()
+    counts = {f.name: f.results for f in s.scalars(select(RatingFamily))}
+    presets: dict[str, list[str]] = {}
+    from referee import preset_names
+
+    for name in preset_names():
+        presets.setdefault(family_of(name), []).append(name)
+    items = [{"family": f, "presets": p, "results": counts.get(f, 0)}
+             for f, p in sorted(presets.items())]
+    return jsonify({"items": items, "shared": FAMILY_OF})
+
+
+@bp.get("/ratings")
+def leaderboard() -> Response:
+    family = request.args.get("family", "classic")
+    stmt = (select(Rating).join(Bot).where(Rating.family == family, Bot.deleted_at.is_(None))
+            .order_by(Rating.rating.desc(), Rating.bot_id))
+    page = query_int("page", 1, 1, 1_000_000)
+    limit = query_int("limit", int(current_app.config["API_PAGE_LIMIT"]), 1,
+                      int(current_app.config["API_MAX_PAGE_LIMIT"]))
+    first_rank = (page - 1) * limit
+
+    rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
+    total = session().scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    items = [
+        {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
+                                             "status": r.bot.status},
+         **rating_json(r)}
+        for i, r in enumerate(rows)
+    ]
+    return jsonify({"family": family, "items": items, "page": page, "limit": limit,
+                    "total": total, "next_page": page + 1 if page * limit < total else None})
+
+
+# --- matches -----------------------------------------------------------------------------
+
+
+@bp.get("/matches")
+def list_matches() -> Response:
+    stmt = select(Match).order_by(Match.id.desc())
+    state = request.args.get("state")
+    if state is not None:
+        if state not in ("queued", "running", "finished", "failed"):
+            raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
+        stmt = stmt.where(Match.state == state)
+    if "bot" in request.args:
+        bot_id = query_int("bot", 0, 1, 2**62)
+        stmt = stmt.where(Match.id.in_(select(MatchSeat.match_id)
+                                       .where(MatchSeat.bot_id == bot_id)))
+    return paginate(stmt, lambda m: match_json(m, detail=False))
+
+
+def _limits(data: Any) -> Limits:
+    base = default_limits(current_app.config)
+    if not isinstance(data, dict):
+        raise ApiError(400, "wrong_type", "limits must be an object")
+    check_fields(data, {"deadline_ms", "time_bank_ms", "max_strikes", "call_deadline_ms"})
+    return Limits(
+        deadline_ms=want_int(data, "deadline_ms", 10, 60_000) if "deadline_ms" in data
+        else base.deadline_ms,
+        time_bank_ms=want_int(data, "time_bank_ms", 0, 600_000) if "time_bank_ms" in data
+        else base.time_bank_ms,
+        max_strikes=want_int(data, "max_strikes", 1, 10_000) if "max_strikes" in data
+        else base.max_strikes,
+        call_deadline_ms=want_int(data, "call_deadline_ms", 10, 60_000)
+        if "call_deadline_ms" in data else base.call_deadline_ms,
+    )
+
+
+@bp.post("/matches")
+def create_match_view() -> tuple[Response, int]:
+    require_admin()
+    cfg = current_app.config
+    data = json_object()
+    check_fields(data, {"bots", "ruleset", "deals", "seed", "rated", "limits"}, {"bots"})
+    ruleset = want_str(data, "ruleset") if "ruleset" in data else str(cfg["MATCH_RULESET"])
+    try:
+        rules = find_ruleset(ruleset)
+    except ValueError as exc:
+        raise ApiError(400, "unknown_ruleset", str(exc)) from None
+    ids = data["bots"]
+    if not isinstance(ids, list) or not all(
+        isinstance(b, int) and not isinstance(b, bool) for b in ids
+    ):
+        raise ApiError(400, "wrong_type", "bots must be a list of bot ids")
+    if len(ids) != rules.players:
+        raise ApiError(400, "wrong_seat_count",
+                       f"{rules.name} needs {rules.players} bots, got {len(ids)}")
+    if len(set(ids)) != len(ids):
+        raise ApiError(400, "duplicate_bot", "a bot may sit at a table only once")
+    deals = want_int(data, "deals", 1, int(cfg["MATCH_MAX_DEALS"])) if "deals" in data \
+        else int(cfg["MATCH_DEALS"])
+    seed = want_int(data, "seed", 0, MAX_SEED) if "seed" in data else None
+    rated = want_bool(data, "rated") if "rated" in data else True
+    limits = _limits(data["limits"]) if "limits" in data else default_limits(cfg)
+    s = session()
+    bots = []
+    for b in ids:
+        if not 1 <= b <= 2**62:
+            raise ApiError(404, "not_found", f"no bot {b}")
+        bots.append(get_bot(b))
+    match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
+                         kind="admin", seed=seed, rated=rated)
+    s.commit()
+    enqueue_match(current_app._get_current_object(),  # type: ignore[attr-defined]
+                  match.id)
+    s.refresh(match)
+    resp = jsonify(match_json(match))
+    resp.headers["Location"] = url_for("api.show_match", match_id=match.id)
+    return resp, 202
+
+
+@bp.get("/matches/<id:match_id>")
+def show_match(match_id: int) -> Response:
+    return jsonify(match_json(get_match(match_id)))
+
+
+@bp.get("/matches/<id:match_id>/log")
+def match_log(match_id: int) -> Response:
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "jsonl"):
+        raise ApiError(400, "bad_query", "format must be json or jsonl")
+    match = get_match(match_id)
+    result = session().scalar(select(MatchResult).where(MatchResult.match_id == match.id))
+    if result is None:
+        raise ApiError(409, "not_finished", f"match {match_id} is {match.state}; "
+                       "its log exists once it has finished")
+    text = gzip.decompress(result.log_gz).decode()
+    if fmt == "json":
+        resp = Response(text, mimetype="application/json")
+    else:
+        resp = Response(referee_log.dumps(json.loads(text), lines=True),
+                        mimetype="application/x-ndjson")
+    ext = "json" if fmt == "json" else "jsonl"
+    resp.headers["Content-Disposition"] = f'attachment; filename="match-{match_id}.{ext}"'
+    return resp
+
+
+# --- operator ----------------------------------------------------------------------------
+
+
+@bp.post("/ladder/rounds")
+def ladder_round() -> tuple[Response, int]:
+    require_admin()
+    data = json_object() if request.get_data() else {}
+    check_fields(data, {"max_matches"})
+    limit = want_int(data, "max_matches", 1, 1000) if "max_matches" in data else None
+    created = run_round(current_app._get_current_object(),  # type: ignore[attr-defined]
+                        max_matches=limit)
+    return jsonify({"matches": created}), 202
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    return jsonify(openapi_document())

@@ -1,0 +1,199 @@
+"""The ``arena`` command.
+
+    arena init-db            create or upgrade the schema (alias: migrate)
+    arena serve              the web app (development server; production: gunicorn, Procfile)
+    arena worker             an RQ worker (plus the clock, unless --no-clock)
+    arena clock              periodic duties only: reconciler, ladder, health sweep
+    arena reconcile          re-enqueue matches lost by Redis or by dead workers, once
+    arena ladder             one matchmaking round
+    arena sweep              enqueue the health checks that are due
+    arena ratings --check    recompute every rating from the stored results and compare
+    arena config             every setting with its value and what it does
+    arena demo [--once]      everything on this machine, with sample bots
+
+Configuration comes from the environment (see ``arena config`` and ``docs/operations.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+from flask import Flask
+
+from . import create_app
+from .storage import get_db, upgrade
+
+
+def _app() -> Flask:
+    return create_app()
+
+
+@click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
+def cli() -> None:
+    pass
+
+
+@cli.command("init-db")
+def init_db() -> None:
+    """Create the database schema, or upgrade it to the newest migration."""
+    app = _app()
+    db = get_db(app)
+    upgrade(db)
+    click.echo(f"database ready: {db.engine.url.render_as_string(hide_password=True)}")
+
+
+@cli.command("migrate")
+def migrate() -> None:
+    """Same as init-db: apply every pending migration."""
+    init_db.callback()  # type: ignore[misc]
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+def serve(host: str, port: int) -> None:
+    """Serve the web app with a threaded development server."""
+    from werkzeug.serving import run_simple
+
+    app = _app()
+    run_simple(host, port, app, threaded=True, use_reloader=False)
+
+
+@cli.command()
+@click.option("--burst", is_flag=True, help="stop when the queue is empty")
+@click.option("--no-clock", is_flag=True, help="do not start the clock beside the worker")
+@click.option("--name", default=None, help="worker name (default: RQ's)")
+def worker(burst: bool, no_clock: bool, name: str | None) -> None:
+    """Run an RQ worker on the arena queue."""
+    from .worker import run_worker
+
+    ok = run_worker(_app(), burst=burst, clock=False if no_clock else None, name=name)
+    sys.exit(0 if ok else 1)
+
+
+@cli.command()
+def clock() -> None:
+    """Run the clock (reconciler, ladder, health sweep) until stopped."""
+    import logging
+    import signal
+
+    from .clock import Clock
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    c = Clock(_app())
+
+    def stop(signum: int, frame: object) -> None:
+        c.stopped = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    c.run()
+
+
+@cli.command()
+def reconcile() -> None:
+    """Re-enqueue matches stuck queued or running (once)."""
+    from .reconcile import reconcile as run
+
+    click.echo(str(run(_app())))
+
+
+@cli.command()
+@click.option("--max-matches", type=int, default=None, help="at most this many matches")
+def ladder(max_matches: int | None) -> None:
+    """Run one matchmaking round and enqueue its matches."""
+    from .ladder import run_round
+
+    created = run_round(_app(), max_matches=max_matches)
+    click.echo(f"created {len(created)} match(es): {created}")
+
+
+@cli.command()
+def sweep() -> None:
+    """Enqueue the health checks that are due."""
+    from .sweep import sweep as run
+
+    bots = run(_app())
+    click.echo(f"health checks enqueued for {len(bots)} bot(s)")
+
+
+@cli.command()
+@click.option("--check", is_flag=True, help="recompute and compare; exit 1 on a difference")
+@click.option("--family", default=None, help="one family only")
+def ratings(check: bool, family: str | None) -> None:
+    """Show the leaderboards, or check them against a full recompute."""
+    from sqlalchemy import select
+
+    from .models import Rating
+    from .ratings import check as check_family
+    from .ratings import families
+
+    app = _app()
+    cfg = app.config
+    with get_db(app).begin() as s:
+        names = [family] if family else families(s)
+        problems: list[str] = []
+        for name in names:
+            if check:
+                problems += check_family(s, name, initial=float(cfg["ELO_INITIAL"]),
+                                         k=float(cfg["ELO_K"]))
+                continue
+            click.echo(f"{name}:")
+            rows = s.scalars(select(Rating).where(Rating.family == name)
+                             .order_by(Rating.rating.desc())).all()
+            for i, r in enumerate(rows, 1):
+                click.echo(f"  {i:>3}. {r.bot.name:<24} {r.rating:8.1f}  {r.games} games")
+    if check:
+        for p in problems:
+            click.echo(p)
+        click.echo(f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} checked: "
+                   + ("ratings differ" if problems else "stored ratings equal the recompute"))
+        sys.exit(1 if problems else 0)
+
+
+@cli.command("config")
+def show_config() -> None:
+    """Print every setting, its current value and what it does."""
+    from .config import default_settings, setting_docs
+
+    app = _app()
+    docs = setting_docs()
+    secret = {"SECRET_KEY", "TOKEN_PEPPER", "ADMIN_TOKEN"}
+    for name in default_settings():
+        value = app.config[name]
+        shown = "(set)" if name in secret and value else repr(value)
+        click.echo(f"{name} = {shown}\n    {docs.get(name, '')}")
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="exit when the demo matches are done")
+@click.option("--port", default=5000, show_default=True, type=int,
+              help="web server port (0: any free port)")
+@click.option("--matches", default=4, show_default=True, type=int,
+              help="ladder matches to play before printing the standings")
+@click.option("--workers", default=2, show_default=True, type=int)
+@click.option("--deals", default=4, show_default=True, type=int, help="deals per match")
+@click.option("--instance", default=None, help="instance folder (default: a new temp folder)")
+def demo(once: bool, port: int, matches: int, workers: int, deals: int,
+         instance: str | None) -> None:
+    """Run everything on this machine with the sample bots (see arena/demo.py)."""
+    from .demo import run_demo
+
+    sys.exit(run_demo(once=once, port=port, matches=matches, workers=workers, deals=deals,
+                      instance=instance))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="arena",
+                 standalone_mode=False)
+    except click.exceptions.Abort:
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0

@@ -1,0 +1,211 @@
+"""Every tunable of the arena service, named once, with its default and what it does.
+
+Configuration is layered (see :func:`arena.create_app`):
+
+1. the defaults below (``Defaults``),
+2. environment variables of the same name (``DATABASE_URL=... arena serve``), converted to
+   the type of the default (booleans accept ``1/0``, ``true/false``, ``yes/no``, ``on/off``),
+3. the mapping passed to ``create_app(test_config)`` (tests, the demo).
+
+Production differs from the embedded default by configuration only: set ``DATABASE_URL``
+(PostgreSQL), ``REDIS_URL``, ``SECRET_KEY`` and ``ADMIN_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping
+from typing import Any
+
+
+class Defaults:
+    """Default values.  Each attribute is one setting; its docstring says what it does."""
+
+    # --- storage -------------------------------------------------------------------------
+    DATABASE_URL: str = ""
+    """SQLAlchemy URL of the database (``postgresql+psycopg://user@host/db`` in production).
+    Empty: an SQLite file ``arena.sqlite3`` in the instance folder."""
+    DATABASE_ECHO: bool = False
+    """Log every SQL statement (debugging)."""
+    SQLITE_BUSY_TIMEOUT_S: float = 30.0
+    """How long an SQLite writer waits for the lock before failing."""
+
+    # --- queue ---------------------------------------------------------------------------
+    REDIS_URL: str = ""
+    """Redis for the job queue (``redis://host:6379/0``).  Empty: the service starts its own
+    private Redis on a unix socket in the instance folder and stops it on exit."""
+    QUEUE_NAME: str = "arena"
+    """Name of the RQ queue that match and health-check jobs go to."""
+    EMBEDDED_REDIS_DIR: str = ""
+    """Where the embedded Redis keeps its socket, pid and log.  Empty: ``<instance>/redis``."""
+
+    # --- security ------------------------------------------------------------------------
+    SECRET_KEY: str = ""
+    """Server secret; also the default token pepper.  Empty: a random key is created once in
+    ``<instance>/secret_key`` (fine for one machine; set it explicitly for several)."""
+    TOKEN_PEPPER: str = ""
+    """Key of the HMAC-SHA256 that bot owner tokens are stored under.  Empty: SECRET_KEY.
+    Changing it invalidates every owner token."""
+    ADMIN_TOKEN: str = ""
+    """Bearer token of the operator (creates matches, runs ladder rounds).  Empty: the admin
+    API is disabled."""
+    ALLOW_PRIVATE_BOT_URLS: bool = False
+    """Let bots live on loopback and private addresses (local demo and tests only: on a
+    public service this would let anyone make the referee call into the operator's
+    network)."""
+    MAX_CONTENT_LENGTH: int = 64 * 1024
+    """Largest request body accepted, in bytes; larger ones get a JSON 413."""
+
+    # --- bots ----------------------------------------------------------------------------
+    BOT_NAME_MAX: int = 40
+    """Longest bot name."""
+    BOT_URL_MAX: int = 2000
+    """Longest bot URL."""
+    HEALTH_DEADLINE_MS: int = 2000
+    """Deadline of the probe ``POST /move`` of a health check."""
+    HEALTH_DESCRIBE_DEADLINE_MS: int = 3000
+    """Deadline of the ``GET /`` of a health check."""
+    HEALTH_SWEEP_INTERVAL_S: float = 300.0
+    """How often every bot is checked again (by the clock, through the queue)."""
+    HEALTH_FAILURES_TO_PAUSE: int = 3
+    """Consecutive failed checks after which a bot leaves the ladder (one success returns
+    it)."""
+
+    # --- matches -------------------------------------------------------------------------
+    MATCH_RULESET: str = "standard"
+    """Rule set of matches created without one (and of ladder matches, see LADDER_RULESETS)."""
+    MATCH_DEALS: int = 4
+    """Deals per match when not given."""
+    MATCH_MAX_DEALS: int = 100
+    """Most deals an operator may ask for in one match."""
+    MATCH_DEADLINE_MS: int = 1000
+    """Per-move deadline of a seat (see referee.match.Limits)."""
+    MATCH_TIME_BANK_MS: int = 10_000
+    """Per-seat time bank of a match."""
+    MATCH_MAX_STRIKES: int = 10
+    """Strikes after which a seat forfeits the match."""
+    MATCH_CALL_DEADLINE_MS: int = 5000
+    """Deadline of ``GET /``, ``/start`` and ``/end``."""
+    MATCH_TURNS_PER_DEAL_BOUND: int = 200
+    """Upper bound on turns in one deal, used only to derive a job timeout."""
+    MATCH_JOB_TIMEOUT_MARGIN_S: int = 120
+    """Added to the derived worst-case match duration to get the RQ job timeout."""
+    MATCH_JOB_RETRIES: int = 2
+    """RQ retries of a match job that raised (the referee never raises for a bot's faults,
+    so this covers infrastructure errors)."""
+    MATCH_MAX_ATTEMPTS: int = 5
+    """Attempts (claims) after which a match is marked failed instead of tried again."""
+    LEASE_S: float = 60.0
+    """A worker running a match holds a lease for this long and renews it every third of
+    it; a match whose lease ran out is considered abandoned and re-enqueued."""
+    RECONCILE_QUEUED_AFTER_S: float = 60.0
+    """A queued match whose RQ job is missing (Redis lost) is re-enqueued once it has been
+    queued this long (a grace period for jobs being enqueued right now)."""
+    RECONCILE_INTERVAL_S: float = 30.0
+    """How often the clock runs the reconciler."""
+    LOG_KEEP_DAYS: int = 0
+    """Days to keep match logs (0: forever).  Documentation only for now."""
+
+    # --- ratings -------------------------------------------------------------------------
+    ELO_INITIAL: float = 1500.0
+    """Rating of a bot before its first game in a family."""
+    ELO_K: float = 32.0
+    """K factor of a two-player game; in an n-seat match each of the n-1 pairwise results
+    moves a rating by at most K/(n-1), so a match moves it by at most K."""
+    ELO_PROVISIONAL_GAMES: int = 10
+    """A rating is marked provisional until the bot has played this many rated matches."""
+
+    # --- ladder --------------------------------------------------------------------------
+    LADDER_ENABLED: bool = True
+    """Whether the clock runs matchmaking rounds (``arena ladder`` works either way)."""
+    LADDER_RULESETS: str = "standard"
+    """Comma-separated presets the ladder cycles through."""
+    LADDER_DEALS: int = 4
+    """Deals per ladder match."""
+    LADDER_MAX_MATCHES_PER_ROUND: int = 8
+    """Most matches one matchmaking round creates."""
+    LADDER_INTERVAL_S: float = 10.0
+    """How often the clock runs a matchmaking round."""
+    LADDER_WAIT_WEIGHT: float = 2.0
+    """Rating points of preference gained per second a bot has waited: a bot far from the
+    anchor's rating is picked anyway once it has waited long enough (no starvation)."""
+    LADDER_SEED: int = 0
+    """Seed of the ladder's tie-breaking (0: from the clock)."""
+
+    # --- web and API ---------------------------------------------------------------------
+    API_PAGE_LIMIT: int = 50
+    """Default page size of list endpoints."""
+    API_MAX_PAGE_LIMIT: int = 200
+    """Largest page size a client may ask for."""
+    PUBLIC_URL: str = ""
+    """Base URL the service is reached at (for links printed by the CLI); empty: derived."""
+
+    # --- worker and clock ----------------------------------------------------------------
+    WORKER_CLOCK: bool = True
+    """Whether ``arena worker`` also runs the clock (ladder, health sweep, reconciler) in a
+    child process.  Several clocks are safe: a Redis lock elects one at a time."""
+    CLOCK_TICK_S: float = 1.0
+    """How often the clock wakes up to see what is due."""
+
+
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off", ""}
+
+
+def default_settings() -> dict[str, Any]:
+    """The defaults as a plain dict (upper-case names only)."""
+    return {k: getattr(Defaults, k) for k in dir(Defaults) if k.isupper()}
+
+
+def convert(name: str, raw: str, default: Any) -> Any:
+    """Convert an environment string to the type of ``default``."""
+    if isinstance(default, bool):
+        value = raw.strip().lower()
+        if value in TRUE:
+            return True
+        if value in FALSE:
+            return False
+        raise ValueError(f"{name}: expected a boolean, got {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError(f"{name}: expected an integer, got {raw!r}") from None
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(f"{name}: expected a number, got {raw!r}") from None
+    return raw
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Settings given in the environment, converted to their types."""
+    env = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    for name, default in default_settings().items():
+        if name in env:
+            out[name] = convert(name, env[name], default)
+    return out
+
+
+def setting_docs() -> dict[str, str]:
+    """Each setting's docstring (for ``docs/operations.md`` and ``arena config``)."""
+    import ast
+    import inspect
+
+    source = inspect.getsource(Defaults)
+    tree = ast.parse(source)
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, nxt in itertools.pairwise(body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+            and isinstance(nxt.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs

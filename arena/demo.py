@@ -1,0 +1,184 @@
+"""``arena demo``: the whole service on this machine, with the sample bots.
+
+1. A fresh instance folder (SQLite database, schema migrated) and the embedded Redis.
+2. The web app on ``127.0.0.1:<port>`` (a threaded server in this process).
+3. Sample bots as their own processes (``python -m sample_bots.NAME --port 0``), registered
+   through the API like anyone's bots (health check included).
+4. Real RQ worker processes (``arena worker``), which play the matches.
+5. Ladder rounds until ``--matches`` matches were made, with a progress bar; then the
+   standings and the URL to open.
+6. ``--once``: stop everything and exit (0 when every match finished).  Otherwise the clock
+   starts (continuous ladder, health sweep, reconciler) and the demo serves until Ctrl-C.
+
+Bot URLs are on loopback, so the demo sets ``ALLOW_PRIVATE_BOT_URLS`` (never on a public
+service).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import requests
+from sqlalchemy import func, select
+from werkzeug.serving import make_server
+
+from . import create_app
+from .ladder import run_round
+from .models import Match, Rating
+from .procs import Child, start_arena, start_bot, stop_all
+from .queue import get_queue
+from .storage import database_url, get_db, upgrade
+
+DEMO_BOTS = [
+    ("planner", "planner_bot"),
+    ("greedy", "greedy_bot"),
+    ("random", "random_bot"),
+    ("planner-2", "planner_bot"),
+    ("greedy-2", "greedy_bot"),
+    ("random-2", "random_bot"),
+]
+"""(name, sample_bots module): two of each sample bot, so rounds have idle bots to choose
+from and the matchmaker's preferences show."""
+
+DEMO_TIMEOUT_S = 600.0
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _bar(done: int, total: int, running: int, elapsed: float, width: int = 30) -> str:
+    filled = int(width * done / total) if total else width
+    return (f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total} matches finished, "
+            f"{running} running  {elapsed:5.1f}s")
+
+
+def _counts(app: Any) -> dict[str, int]:
+    with get_db(app).begin() as s:
+        rows = s.execute(select(Match.state, func.count()).group_by(Match.state)).all()
+    return dict(rows)
+
+
+def standings_table(app: Any, family: str = "classic") -> str:
+    with get_db(app).begin() as s:
+        rows = s.scalars(select(Rating).where(Rating.family == family)
+                         .order_by(Rating.rating.desc(), Rating.bot_id)).all()
+        lines = [f"{'rank':>4}  {'bot':<12} {'rating':>7} {'games':>5}"]
+        for i, r in enumerate(rows, 1):
+            lines.append(f"{i:>4}  {r.bot.name:<12} {r.rating:7.1f} {r.games:>5}")
+    return "\n".join(lines)
+
+
+def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
+             instance: str | None) -> int:
+    inst = instance or tempfile.mkdtemp(prefix="arena-demo-")
+    admin = secrets.token_urlsafe(24)
+    app = create_app({
+        "INSTANCE_PATH": inst,
+        "ALLOW_PRIVATE_BOT_URLS": True,
+        "ADMIN_TOKEN": admin,
+        "LADDER_DEALS": deals,
+        "RECONCILE_QUEUED_AFTER_S": 20.0,
+    })
+    children: list[Child] = []
+    server = None
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        _say(f"instance folder: {inst}")
+        upgrade(get_db(app))
+        _say(f"database: {database_url(app)} (migrated)")
+        redis_url = get_queue(app).url
+        _say(f"redis: {redis_url}" + ("" if app.config["REDIS_URL"] else " (embedded)"))
+
+        server = make_server("127.0.0.1", port, app, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.port}"
+        _say(f"web: {base}")
+
+        env = dict(os.environ)
+        env.update({
+            "ARENA_INSTANCE_PATH": inst,
+            "DATABASE_URL": database_url(app),
+            "REDIS_URL": redis_url,
+            "SECRET_KEY": str(app.config["SECRET_KEY"]),
+            "ADMIN_TOKEN": admin,
+            "ALLOW_PRIVATE_BOT_URLS": "1",
+            "LADDER_DEALS": str(deals),
+            "PYTHONUNBUFFERED": "1",
+        })
+        for i in range(workers):
+            children.append(start_arena(["worker", "--no-clock", "--name", f"demo-{i + 1}"],
+                                        env=env, name=f"worker-{i + 1}"))
+        _say(f"workers: {workers} RQ worker process(es)")
+
+        for name, module in DEMO_BOTS:
+            bot = start_bot(module)
+            children.append(bot)
+            r = requests.post(f"{base}/api/bots", json={"name": name, "url": bot.url},
+                              timeout=30)
+            if r.status_code != 201:
+                _say(f"could not register {name}: {r.status_code} {r.text}")
+                return 1
+            _say(f"bot {name:<10} {bot.url}  registered as #{r.json()['bot']['id']}")
+
+        _say(f"\nladder: {matches} match(es) of {deals} deal(s), "
+             f"{app.config['LADDER_RULESETS']} rules")
+        t0 = time.monotonic()
+        created = 0
+        tty = sys.stdout.isatty()
+        last_line = ""
+        while not stop.is_set():
+            if created < matches:
+                created += len(run_round(app, max_matches=matches - created))
+            c = _counts(app)
+            done = c.get("finished", 0) + c.get("failed", 0)
+            line = _bar(done, matches, c.get("running", 0), time.monotonic() - t0)
+            if tty:
+                print("\r" + line, end="", flush=True)
+            elif line.split("  ")[0] != last_line.split("  ")[0]:
+                print(line, flush=True)
+            last_line = line
+            if done >= matches:
+                break
+            if time.monotonic() - t0 > DEMO_TIMEOUT_S:
+                _say("\ndemo timed out")
+                return 1
+            time.sleep(0.2)
+        if tty:
+            print()
+        if stop.is_set():
+            return 130
+        failed = _counts(app).get("failed", 0)
+        _say("\nstandings (classic rating family):")
+        _say(standings_table(app))
+        _say(f"\nopen {base}/ (API: {base}/api/ratings, {base}/api/matches, "
+             f"{base}/api/openapi.json)")
+        _say(f"admin token for this demo: {admin}")
+        if once:
+            return 1 if failed else 0
+        children.append(start_arena(["clock"], env=env, name="clock"))
+        _say("the ladder keeps going (clock started); Ctrl-C to stop")
+        while not stop.wait(1.0):
+            pass
+        return 0
+    finally:
+        stop_all(children)
+        if server is not None:
+            server.shutdown()
+        emb = app.extensions.get("arena.embedded_redis")
+        if emb is not None:
+            emb.stop()
+        get_db(app).dispose()

@@ -1,0 +1,54 @@
+"""Rating families: which rule sets share one rating.
+
+A rating says how well a bot plays a game; rule sets that change what good play is get their
+own rating, rule sets that only relabel things (suit order, scoring weights) share one.
+
+=============  =====================================================================
+family         presets
+=============  =====================================================================
+``classic``    standard, taiwan, pusoy-dos, poker-style, malta, steep: the same play
+               with another suit order, tie-breaking, payout or a rare instant win.
+``hong-kong``  hong-kong, hong-kong-two-high, singapore: other sequence orders and the
+               winner leads the next deal (changes end-game play).
+``<preset>``   every other preset is its own family: bombs (lukang), same-type-only
+               five-card hands (bu-bu-gao-sheng), strict passes (indonesia), last-card
+               duty (house-003), playing to the end (hawaii-penning), three players with
+               a stock (three-player-stock).
+=============  =====================================================================
+
+A rule set with a player count other than its preset's gets ``/<n>p`` appended: Elo over a
+four-seat table and over a three-seat one do not measure the same thing.
+"""
+
+from __future__ import annotations
+
+from referee import find_ruleset
+
+FAMILY_OF: dict[str, str] = {
+    "standard": "classic",
+    "taiwan": "classic",
+    "pusoy-dos": "classic",
+    "poker-style": "classic",
+    "malta": "classic",
+    "steep": "classic",
+    "hong-kong": "hong-kong",
+    "hong-kong-two-high": "hong-kong",
+    "singapore": "hong-kong",
+}
+"""Preset name -> family, for presets that share a family; others are their own family."""
+
+
+def family_of(ruleset_name: str) -> str:
+    """The rating family of a preset name or alias (raises ValueError for unknown names)."""
+    rules = find_ruleset(ruleset_name)
+    base = rules.name.split("+", 1)[0]
+    family = FAMILY_OF.get(base, base)
+    preset_players = find_ruleset(base).players
+    if rules.players != preset_players:
+        family += f"/{rules.players}p"
+    return family
+
+
+def canonical_ruleset(name: str) -> str:
+    """The preset's canonical name for a name or alias (raises ValueError for unknown)."""
+    return find_ruleset(name).name

@@ -1,0 +1,120 @@
+"""Child processes of the demo (and the tests): sample bots, workers, and how to stop them.
+
+Every child runs in its own session (process group) so a Ctrl-C in the terminal reaches the
+parent only, which then stops its children in order.  Children are stopped by their pid,
+SIGTERM first and SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+@dataclass
+class Child:
+    name: str
+    proc: subprocess.Popen[bytes]
+    url: str | None = None
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        except ProcessLookupError:
+            pass
+
+
+def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",
+              env: Mapping[str, str] | None = None, timeout_s: float = 20.0) -> Child:
+    """Start ``python -m sample_bots.<module> --port <port>`` and wait for its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"sample_bots.{module}", "--host", host, "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        start_new_session=True,
+    )
+    child = Child(module, proc)
+    assert proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout_s
+    buf = b""
+    while time.monotonic() < deadline and proc.poll() is None:
+        if not sel.select(timeout=0.1):
+            continue
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        buf += chunk
+        m = LISTENING.search(buf.decode(errors="replace"))
+        if m:
+            child.url = m.group(1)
+            break
+    sel.close()
+    if child.url is None:
+        child.stop()
+        raise RuntimeError(f"bot {module} did not start: {buf.decode(errors='replace')[-500:]}")
+    # Keep draining stderr so the bot never blocks on a full pipe.
+    _drain(proc)
+    return child
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> None:
+    import threading
+
+    def run() -> None:
+        assert proc.stderr is not None
+        while proc.stderr.read(65536):
+            pass
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
+                quiet: bool = True) -> Child:
+    """Start ``python -m arena <args>`` with ``env`` (a worker, a clock, a server)."""
+    out = subprocess.DEVNULL if quiet else None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=out,
+        env=dict(env),
+        start_new_session=True,
+    )
+    return Child(name, proc)
+
+
+def stop_all(children: list[Child]) -> None:
+    for c in reversed(children):
+        if c.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(c.pid, signal.SIGTERM)
+    for c in reversed(children):
+        c.stop()

@@ -1,0 +1,201 @@
+"""Multiplayer Elo over match standings, applied once per result, and recomputed from scratch.
+
+Convention
+----------
+A match of ``n`` seats is scored as the ``n(n-1)/2`` pairwise games between its seats, from
+the final standings: the better-ranked bot of a pair wins it (score 1), equal ranks draw
+(1/2).  With ratings ``R`` *before* the match,
+
+    E_ij = 1 / (1 + 10 ** ((R_j - R_i) / 400))
+    R_i' = R_i + K / (n - 1) * sum_{j != i} (S_ij - E_ij)
+
+so a two-seat match is classic Elo with factor ``K`` (``ELO_K``), and a bot that beats every
+other seat of a four-seat table gains at most ``K``.  Updates are simultaneous (all from the
+ratings before the match) and zero-sum.  Ratings start at ``ELO_INITIAL``; a rating is
+*provisional* until the bot has ``ELO_PROVISIONAL_GAMES`` rated matches in the family.
+
+Order and recompute
+-------------------
+Results are applied in the order of ``MatchResult.id`` within a family: the finishing
+transaction locks the family's :class:`~arena.models.RatingFamily` row *before* it inserts
+the result, so ids are handed out in the order ratings are applied.  :func:`recompute`
+replays every stored result of a family in that order with the same arithmetic and must give
+exactly the stored ratings (``arena ratings --check``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .models import MatchResult, MatchSeat, Rating, RatingEvent, RatingFamily, utcnow
+
+
+def expected(r_i: float, r_j: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** ((r_j - r_i) / 400.0))
+
+
+def elo_deltas(ratings: Sequence[float], ranks: Sequence[int], k: float) -> list[float]:
+    """Rating changes of each seat (same order as ``ratings``); lower rank is better."""
+    n = len(ratings)
+    if n != len(ranks):
+        raise ValueError("one rank per rating")
+    if n < 2:
+        return [0.0] * n
+    per_pair = k / (n - 1)
+    out = []
+    for i in range(n):
+        total = 0.0
+        for j in range(n):
+            if i == j:
+                continue
+            s = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
+            total += s - expected(ratings[i], ratings[j])
+        out.append(per_pair * total)
+    return out
+
+
+@dataclass(frozen=True)
+class Placement:
+    bot_id: int
+    rank: int
+
+
+def combine(placements: Sequence[Placement]) -> list[Placement]:
+    """One placement per bot (a bot in several seats keeps its best rank): Elo is between
+    bots, and a bot does not play itself."""
+    best: dict[int, int] = {}
+    for p in placements:
+        best[p.bot_id] = min(p.rank, best.get(p.bot_id, p.rank))
+    return [Placement(b, r) for b, r in sorted(best.items())]
+
+
+def apply_result(
+    s: Session,
+    *,
+    family: str,
+    result_id: int,
+    match_id: int,
+    placements: Sequence[Placement],
+    initial: float,
+    k: float,
+) -> list[RatingEvent]:
+    """Apply one result to the stored ratings (in the caller's transaction, which holds the
+    family lock) and record the events.  The ``(match_id, bot_id)`` unique constraint on the
+    events makes a second application fail instead of counting twice."""
+    bots = combine(placements)
+    rows: dict[int, Rating] = {}
+    for p in bots:
+        row = s.get(Rating, (p.bot_id, family), with_for_update=True)
+        if row is None:
+            row = Rating(bot_id=p.bot_id, family=family, rating=initial, games=0)
+            s.add(row)
+        rows[p.bot_id] = row
+    before = [rows[p.bot_id].rating for p in bots]
+    deltas = elo_deltas(before, [p.rank for p in bots], k)
+    now = utcnow()
+    events = []
+    for p, r0, d in zip(bots, before, deltas, strict=True):
+        row = rows[p.bot_id]
+        row.rating = r0 + d
+        row.games += 1
+        row.updated_at = now
+        ev = RatingEvent(
+            result_id=result_id,
+            match_id=match_id,
+            bot_id=p.bot_id,
+            family=family,
+            before=r0,
+            after=row.rating,
+            games=row.games,
+            created_at=now,
+        )
+        s.add(ev)
+        events.append(ev)
+    return events
+
+
+def lock_family(s: Session, family: str) -> RatingFamily:
+    """Lock (creating if needed) the family's ledger row for the rest of the transaction."""
+    row = s.get(RatingFamily, family, with_for_update=True)
+    if row is None:
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            with s.begin_nested():
+                s.add(RatingFamily(name=family, results=0))
+        except IntegrityError:
+            pass  # created concurrently; lock it below
+        row = s.get(RatingFamily, family, with_for_update=True, populate_existing=True)
+        assert row is not None
+    return row
+
+
+# --- recompute ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    family: str
+    ratings: dict[int, float]
+    games: dict[int, int]
+    results: int
+
+
+def recompute(s: Session, family: str, *, initial: float, k: float) -> Recomputed:
+    """Replay every stored result of ``family`` in apply order from the initial rating."""
+    ratings: dict[int, float] = {}
+    games: dict[int, int] = {}
+    results = s.scalars(
+        select(MatchResult).where(MatchResult.family == family).order_by(MatchResult.id)
+    ).all()
+    for res in results:
+        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == res.match_id)).all()
+        bots = combine([Placement(x.bot_id, x.rank or 0) for x in seats])
+        if not _is_rated(s, res.match_id):
+            continue
+        before = [ratings.get(p.bot_id, initial) for p in bots]
+        for p, r0, d in zip(bots, before, elo_deltas(before, [p.rank for p in bots], k),
+                            strict=True):
+            ratings[p.bot_id] = r0 + d
+            games[p.bot_id] = games.get(p.bot_id, 0) + 1
+    return Recomputed(family, ratings, games, len(results))
+
+
+def _is_rated(s: Session, match_id: int) -> bool:
+    from .models import Match
+
+    m = s.get(Match, match_id)
+    return bool(m is not None and m.rated)
+
+
+def check(s: Session, family: str, *, initial: float, k: float) -> list[str]:
+    """Differences between the stored ratings and a recompute (empty: they agree exactly)."""
+    again = recompute(s, family, initial=initial, k=k)
+    stored = {r.bot_id: r for r in s.scalars(select(Rating).where(Rating.family == family))}
+    problems = []
+    for bot_id in sorted(set(stored) | set(again.ratings)):
+        row = stored.get(bot_id)
+        want = again.ratings.get(bot_id)
+        if row is None or want is None:
+            problems.append(f"{family}: bot {bot_id}: stored {row and row.rating}, "
+                            f"recomputed {want}")
+        elif row.rating != want or row.games != again.games[bot_id]:
+            problems.append(f"{family}: bot {bot_id}: stored {row.rating} ({row.games} games), "
+                            f"recomputed {want} ({again.games[bot_id]} games)")
+    return problems
+
+
+def families(s: Session) -> list[str]:
+    return list(s.scalars(select(RatingFamily.name).order_by(RatingFamily.name)))
+
+
+def provisional(games: int, threshold: int) -> bool:
+    return games < threshold
+
+
+def leaderboard_key(ratings: Mapping[int, float]) -> list[int]:
+    return sorted(ratings, key=lambda b: (-ratings[b], b))

@@ -1,0 +1,154 @@
+"""Storage: the SQLAlchemy engine and sessions of an app, and the Alembic migrations.
+
+``init_app(app)`` builds one engine per app (``DATABASE_URL``, or an SQLite file in the
+instance folder) and closes the request's session at teardown.  Views use :func:`session`
+(one per request); jobs and commands use ``db.begin()`` blocks.
+
+SQLite (the embedded default) is opened in WAL mode with ``BEGIN IMMEDIATE`` transactions, so
+concurrent writers (web + several workers) queue on the lock instead of failing half-way, and
+read-modify-write sequences are serialised exactly as ``SELECT ... FOR UPDATE`` serialises
+them on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, g
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def database_url(app: Flask) -> str:
+    url = str(app.config["DATABASE_URL"] or "")
+    if not url:
+        return f"sqlite:///{Path(app.instance_path) / 'arena.sqlite3'}"
+    # The usual PostgreSQL spellings mean the psycopg 3 driver here.
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, echo=echo, connect_args={"timeout": busy_timeout_s, "check_same_thread": False}
+        )
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+class Database:
+    """An app's engine and session factory."""
+
+    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> None:
+        self.url = url
+        self.pid = os.getpid()
+        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def begin(self) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        with self.sessions() as s, s.begin():
+            yield s
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def ensure_process(self) -> None:
+        """After a fork (RQ runs each job in a forked work horse), drop the pooled
+        connections inherited from the parent without closing them under its feet."""
+        if self.pid != os.getpid():
+            self.engine.dispose(close=False)
+            self.pid = os.getpid()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def get_db(app: Flask | None = None) -> Database:
+    a = app or current_app
+    db: Database = a.extensions["arena.db"]
+    db.ensure_process()
+    return db
+
+
+def session() -> Session:
+    """The current request's session (closed at teardown)."""
+    if "db_session" not in g:
+        g.db_session = get_db().sessions()
+    s: Session = g.db_session
+    return s
+
+
+def _close_session(exc: BaseException | None) -> None:
+    s = g.pop("db_session", None)
+    if s is not None:
+        s.close()
+
+
+def init_app(app: Flask) -> None:
+    app.extensions["arena.db"] = Database(
+        database_url(app),
+        echo=bool(app.config["DATABASE_ECHO"]),
+        busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
+    )
+    app.teardown_appcontext(_close_session)
+
+
+# --- migrations ------------------------------------------------------------------------------
+
+
+def alembic_config(db: Database) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["engine"] = db.engine
+    return cfg
+
+
+def upgrade(db: Database, revision: str = "head") -> None:
+    """Bring the schema up to ``revision`` (``arena init-db`` / ``arena migrate``)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(db), revision)
+
+
+def current_revision(db: Database) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with db.engine.connect() as conn:
+        rev: str | None = MigrationContext.configure(conn).get_current_revision()
+        return rev

@@ -1,0 +1,69 @@
+"""Worker processes: RQ workers that run :mod:`arena.jobs`, and the clock beside them.
+
+``arena worker`` builds the app once (configuration from the environment), connects to its
+Redis and runs an RQ worker on ``QUEUE_NAME`` (each job in a forked work horse, so a job that
+crashes or hangs cannot take the worker down; RQ kills a horse that exceeds its job timeout).
+Unless ``WORKER_CLOCK`` is off or ``--no-clock`` is given, it also starts ``arena clock`` as a
+child process and stops it on exit.
+
+``rq worker --url $REDIS_URL arena`` works as well: the job bodies build the app themselves
+(:func:`worker_app`) when they find none.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+from flask import Flask
+from rq import Worker
+
+from .queue import get_queue
+
+_APP: Flask | None = None
+
+
+def worker_app() -> Flask:
+    """The process's app, built once from the environment."""
+    global _APP
+    if _APP is None:
+        from . import create_app
+
+        _APP = create_app()
+    return _APP
+
+
+def set_worker_app(app: Flask) -> None:
+    global _APP
+    _APP = app
+
+
+def start_clock(app: Flask) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
+    if app.config["DATABASE_URL"]:
+        env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
+    return subprocess.Popen([sys.executable, "-m", "arena", "clock"], env=env)
+
+
+def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
+               name: str | None = None) -> bool:
+    """Run an RQ worker on the app's queue until stopped (or, with ``burst``, until the
+    queue is empty).  Returns whether it stopped cleanly."""
+    set_worker_app(app)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    q = get_queue(app)
+    with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
+    child = start_clock(app) if with_clock and not burst else None
+    try:
+        worker = Worker([q.queue], connection=q.redis, name=name)
+        return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))
+    finally:
+        if child is not None:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
