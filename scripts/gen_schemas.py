@@ -95,24 +95,33 @@ RULES = {
     },
 }
 TURN = {
-    "oneOf": [
+    "anyOf": [
         {
             "type": "object",
             "required": ["seat", "pass"],
-            "additionalProperties": False,
             "properties": {"seat": {"$ref": "#/$defs/seat"}, "pass": {"const": True}},
         },
         {
             "type": "object",
             "required": ["seat", "cards"],
-            "additionalProperties": False,
             "properties": {
                 "seat": {"$ref": "#/$defs/seat"},
-                "cards": {"$ref": "#/$defs/cards", "minItems": 1},
+                "cards": {"$ref": "#/$defs/cards"},
             },
         },
+        {
+            "type": "object",
+            "required": ["seat", "decision"],
+            "properties": {
+                "seat": {"$ref": "#/$defs/seat"},
+                "decision": {"const": True},
+                "cards": {"$ref": "#/$defs/cards"},
+            },
+            "description": "A decision before play (a card exchange); its cards are shown "
+            "only to the seats involved.",
+        },
     ],
-    "description": "One turn: a pass, or the cards played.",
+    "description": "One turn: a pass, the cards played, or a decision before play.",
 }
 KINDS = ["single", "pair", "triple", "four", "five", "dragon"]
 TABLE = {
@@ -121,7 +130,8 @@ TABLE = {
     "additionalProperties": False,
     "properties": {
         "cards": {"$ref": "#/$defs/cards", "minItems": 1},
-        "kind": {"enum": KINDS},
+        "kind": {"type": "string", "description": "Play size name: " + ", ".join(KINDS)
+                 + " (house rules may add more, e.g. runs)."},
         "type": {
             "type": "string",
             "description": 'Five-card type ("straight", "full-house", ...) or four-card type.',
@@ -401,6 +411,24 @@ end = {
 }
 end["required"] = list(end["properties"])
 
+def opened(schema: Any) -> Any:
+    """The schema with every ``additionalProperties: false`` removed.
+
+    Request schemas are open: they list (and require) every field the referee sends today, but
+    a later version-1 referee may add fields (bots must ignore what they do not know), and the
+    engine adds observation fields with new house rules.
+    """
+    if isinstance(schema, dict):
+        return {k: opened(v) for k, v in schema.items() if k != "additionalProperties"}
+    if isinstance(schema, list):
+        return [opened(v) for v in schema]
+    return schema
+
+
+move_request = opened(move_request)
+start = opened(start)
+end = opened(end)
+
 SCHEMAS: dict[str, Any] = {
     "move-request": move_request,
     "move-answer": move_answer,
@@ -614,6 +642,7 @@ log_schema = {
         **defs("card", "cards", "move_id", "seat", "options", "rules", "outcome"),
     },
 }
+log_schema["$defs"]["outcome"] = opened(log_schema["$defs"]["outcome"])
 SCHEMAS["log-v1"] = log_schema
 
 
