@@ -525,8 +525,9 @@ def run_match(
     """Play ``deals`` deals of ``ruleset`` between ``seats`` (one player per seat, in order).
 
     ``seed`` determines every deal (see :func:`deal_seed`); ``on_turn`` is called after each
-    turn (progress display, streaming).  Never raises for anything a player does; the players
-    are not closed.
+    turn (progress display, streaming, a lease heartbeat) and may abort the match by raising:
+    the exception propagates.  Never raises for anything a player does; the players are not
+    closed.
     """
     mid = match_id if match_id is not None else f"match-{seed}"
     return _Match(ruleset, seats, seed, deals, limits or Limits(), mid, on_turn).run()
