@@ -37,6 +37,16 @@ def _code_for(e: HTTPException) -> str:
 
 
 def init_app(app: Flask) -> None:
+    @app.before_request
+    def _refuse_huge_bodies() -> Response | None:
+        # Refuse by Content-Length before any view runs (a chunked body without one is cut
+        # off by Werkzeug at MAX_CONTENT_LENGTH when it is read).
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        if limit is not None and (request.content_length or 0) > limit:
+            return error_response(413, "body_too_large",
+                                  f"request body larger than {limit} bytes")
+        return None
+
     @app.errorhandler(ApiError)
     def _api_error(e: ApiError) -> Response:
         return error_response(e.status, e.code, e.message, **e.extra)

@@ -1,0 +1,268 @@
+"""Fixtures for the arena tests: real services, layered ``app`` -> ``client``.
+
+* **Redis**: the machine's Redis on 127.0.0.1:6379 (``ARENA_TEST_REDIS_URL`` overrides it),
+  in a database number of its own that this run claims with a marker key and flushes at the
+  end; without a Redis server the run starts a private one (the embedded Redis code).  Each
+  test gets its own queue name.
+* **PostgreSQL**: ``ARENA_TEST_PG_URL`` or 127.0.0.1:5432 (users root, then postgres; trust
+  auth).  The run creates a database ``arena_test_<random>`` and drops it at the end; every
+  test gets an empty schema.  Tests that need it are marked ``postgres`` and skip, saying
+  why, when the server is unreachable.
+* **Bots**: real sample bots (``python -m sample_bots.NAME``) on loopback ports, started once
+  per run; extra in-process bots (``sample_bots.sdk.serve_in_thread``) where a test needs to
+  control one.
+* **Workers**: real ``arena worker`` processes (``start_worker``), stopped after the test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from redis import Redis
+from sqlalchemy import create_engine, text
+
+from arena import create_app
+from arena.models import Base
+from arena.procs import Child, start_arena, start_bot, stop_all
+from arena.queue import EmbeddedRedis
+from arena.storage import get_db, upgrade
+
+ADMIN = "test-admin-token"
+MARKER = "arena:test-run"
+
+
+# --- Redis -------------------------------------------------------------------------------
+
+
+def _claim_db(base: str) -> tuple[str, Redis] | None:
+    run = uuid.uuid4().hex
+    for db in range(15, 0, -1):
+        r = Redis.from_url(f"{base}/{db}")
+        if r.set(MARKER, run, nx=True, ex=3600) and r.dbsize() == 1:
+            return f"{base}/{db}", r
+        if r.get(MARKER) == run.encode():
+            r.delete(MARKER)
+    return None
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+    claimed = None
+    try:
+        Redis.from_url(base, socket_connect_timeout=2).ping()
+        claimed = _claim_db(base)
+    except Exception:
+        claimed = None
+    if claimed is not None:
+        url, r = claimed
+        yield url
+        r.flushdb()
+        return
+    emb = EmbeddedRedis(Path(tmp_path_factory.mktemp("redis", numbered=True)))
+    emb.start()
+    yield emb.url
+    emb.stop()
+
+
+@pytest.fixture
+def redis(redis_url: str) -> Redis:
+    return Redis.from_url(redis_url)
+
+
+# --- PostgreSQL --------------------------------------------------------------------------
+
+
+def _pg_admin_url() -> tuple[str | None, str]:
+    import psycopg
+
+    given = os.environ.get("ARENA_TEST_PG_URL")
+    candidates = [given] if given else [
+        "postgresql://root@127.0.0.1:5432/test", "postgresql://postgres@127.0.0.1:5432/test"]
+    why = ""
+    for url in candidates:
+        try:
+            with psycopg.connect(url, connect_timeout=3, autocommit=True) as conn:
+                conn.execute("SELECT 1")
+            return url, ""
+        except Exception as exc:
+            why = f"{url}: {exc}".strip()
+    return None, why
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    import psycopg
+
+    admin, why = _pg_admin_url()
+    if admin is None:
+        pytest.skip(f"PostgreSQL unreachable, postgres tests skipped ({why})")
+    name = f"arena_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = admin.rsplit("/", 1)[0]
+    yield f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _empty_pg(url: str) -> None:
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        Base.metadata.drop_all(conn)
+        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
+
+
+# --- app and client ----------------------------------------------------------------------
+
+
+def _backends() -> list[Any]:
+    return ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=["sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The database under test; tests parametrize it with ``both_backends``."""
+    value: str = request.param
+    return value
+
+
+both_backends = pytest.mark.parametrize("backend", _backends(), indirect=True)
+"""Run a test on SQLite and on PostgreSQL."""
+
+
+@pytest.fixture
+def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if backend == "postgres":
+        url: str = request.getfixturevalue("pg_database")
+        _empty_pg(url)
+        yield url
+        _empty_pg(url)
+    else:
+        yield f"sqlite:///{tmp_path / 'arena.sqlite3'}"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str, redis_url: str) -> dict[str, Any]:
+    """The test overrides (one queue per test); tests may change them before ``app``."""
+    return {
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "QUEUE_NAME": f"arena-test-{uuid.uuid4().hex[:8]}",
+        "SECRET_KEY": "test-secret",
+        "ADMIN_TOKEN": ADMIN,
+        "ALLOW_PRIVATE_BOT_URLS": True,
+        "HEALTH_DEADLINE_MS": 3000,
+        "LADDER_DEALS": 2,
+        "MATCH_DEALS": 2,
+        "LADDER_SEED": 7,
+    }
+
+
+@pytest.fixture
+def app(settings: dict[str, Any]) -> Iterator[Flask]:
+    app = create_app(settings)
+    upgrade(get_db(app))
+    yield app
+    get_db(app).dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def admin_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {ADMIN}"}
+
+
+# --- bots --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sample_bots() -> Iterator[dict[str, str]]:
+    """Real sample bot processes: name -> URL."""
+    children: list[Child] = []
+    urls: dict[str, str] = {}
+    try:
+        for name, module in [("random", "random_bot"), ("greedy", "greedy_bot"),
+                             ("planner", "planner_bot"), ("random-2", "random_bot"),
+                             ("greedy-2", "greedy_bot")]:
+            child = start_bot(module)
+            children.append(child)
+            assert child.url is not None
+            urls[name] = child.url
+        yield urls
+    finally:
+        stop_all(children)
+
+
+def closed_port_url() -> str:
+    """A loopback URL where nothing listens."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def register(client: FlaskClient, name: str, url: str) -> tuple[int, str]:
+    r = client.post("/api/bots", json={"name": name, "url": url})
+    assert r.status_code == 201, r.get_json()
+    body = r.get_json()
+    return body["bot"]["id"], body["token"]
+
+
+@pytest.fixture
+def four_bots(client: FlaskClient, sample_bots: dict[str, str]) -> list[int]:
+    names = ["random", "greedy", "planner", "random-2"]
+    return [register(client, n, sample_bots[n])[0] for n in names]
+
+
+# --- workers -----------------------------------------------------------------------------
+
+
+def worker_env(app: Flask) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "SECRET_KEY", "ADMIN_TOKEN",
+                "LEASE_S", "MATCH_JOB_RETRIES", "MATCH_MAX_ATTEMPTS"):
+        value = app.config[key]
+        env[key] = str(value)
+    env["ALLOW_PRIVATE_BOT_URLS"] = "1" if app.config["ALLOW_PRIVATE_BOT_URLS"] else "0"
+    env["ARENA_INSTANCE_PATH"] = app.instance_path
+    env["WORKER_CLOCK"] = "0"
+    return env
+
+
+@pytest.fixture
+def start_worker(app: Flask) -> Iterator[Callable[[], Child]]:
+    children: list[Child] = []
+
+    def start() -> Child:
+        child = start_arena(["worker", "--no-clock"], env=worker_env(app), name="worker")
+        children.append(child)
+        return child
+
+    yield start
+    stop_all(children)
+
+
+def wait_for(predicate: Callable[[], Any], timeout_s: float = 60.0, every_s: float = 0.1,
+             what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every_s)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
