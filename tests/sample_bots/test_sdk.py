@@ -1,0 +1,272 @@
+"""The SDK's HTTP server: endpoints, errors, keep-alive, signatures, fallback, card helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sample_bots.sdk import Cards, answer_for, sign, signature_ok
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MOVE = {
+    "protocol": 1,
+    "turn": 5,
+    "hand": ["3D", "4C", "2S"],
+    "legal_moves": [{"id": "4C", "cards": ["4C"]}, {"id": "pass", "cards": []}],
+}
+
+
+def first(request: dict[str, Any]) -> str:
+    return request["legal_moves"][0]["id"]
+
+
+def test_describe(serve: Any) -> None:
+    _, client = serve(first, name="first", author="tests", version="9")
+    status, headers, data = client.request("GET", "/")
+    assert status == 200
+    assert data == {"protocol": 1, "name": "first", "author": "tests", "version": "9"}
+    assert headers["content-type"] == "application/json"
+    assert int(headers["content-length"]) > 0
+
+
+def test_start_and_end_accept_any_object_and_call_hooks(serve: Any) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+    _, client = serve(
+        first,
+        on_start=lambda r: seen.append(("start", r)),
+        on_end=lambda r: seen.append(("end", r)),
+    )
+    assert client.post("/start", {"protocol": 1, "match_id": "m", "seat": 0})[0:3:2] == (200, {})
+    assert client.post("/end", {"protocol": 1, "scores": [1, -1]})[0:3:2] == (200, {})
+    assert [k for k, _ in seen] == ["start", "end"]
+
+
+def test_hook_bug_does_not_fail_start(serve: Any) -> None:
+    def boom(_: dict[str, Any]) -> None:
+        raise RuntimeError("bug")
+
+    _, client = serve(first, on_start=boom)
+    assert client.post("/start", {})[0] == 200
+
+
+def test_move_answers_id_and_echoes_turn(serve: Any) -> None:
+    _, client = serve(first)
+    status, headers, data = client.post("/move", MOVE)
+    assert status == 200
+    assert data == {"move": "4C", "turn": 5}
+    assert headers["content-length"] == str(len(json.dumps(data, separators=(",", ":"))))
+
+
+def test_say_is_passed_on_and_cut(serve: Any) -> None:
+    _, client = serve(lambda r: ("pass", "x" * 500))
+    _, _, data = client.post("/move", MOVE)
+    assert data["move"] == "pass" and len(data["say"]) == 140
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), [("GET", "/move"), ("GET", "/nope"), ("POST", "/"), ("POST", "/nope")]
+)
+def test_unknown_paths_are_404(serve: Any, method: str, path: str) -> None:
+    _, client = serve(first)
+    status, _, data = client.request(method, path, b"{}" if method == "POST" else None)
+    assert status == 404 and "error" in data
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"[1, 2]", b'"text"', b"\xff\xfe", b"", b'{"legal_moves": []}', b"{}"],
+)
+def test_bad_move_bodies_are_400(serve: Any, body: bytes) -> None:
+    _, client = serve(first)
+    status, _, data = client.request("POST", "/move", body)
+    assert status == 400 and isinstance(data["error"], str)
+    # The connection stays usable after an error.
+    assert client.request("GET", "/")[0] == 200
+
+
+def test_bad_start_body_is_400(serve: Any) -> None:
+    _, client = serve(first)
+    assert client.request("POST", "/start", b"{oops")[0] == 400
+
+
+def test_keep_alive_reuses_one_connection(serve: Any) -> None:
+    _, client = serve(first)
+    for _ in range(20):
+        assert client.post("/move", MOVE)[0] == 200
+    sock = client.conn.sock
+    assert sock is not None
+    client.post("/move", MOVE)
+    assert client.conn.sock is sock  # still the same socket: HTTP/1.1 keep-alive
+
+
+def test_choose_exception_falls_back_to_first_legal_move(serve: Any) -> None:
+    def broken(_: dict[str, Any]) -> str:
+        raise ZeroDivisionError
+
+    _, client = serve(broken)
+    status, _, data = client.post("/move", MOVE)
+    assert status == 200
+    assert data["move"] == "4C" and data["say"].startswith("fallback")
+    assert client.post("/move", MOVE)[0] == 200  # the server lives on
+
+
+def test_unlisted_answer_falls_back() -> None:
+    answer = answer_for(lambda r: "2S", MOVE)
+    assert answer["move"] == "4C"
+
+
+def raw_exchange(server: Any, head: bytes) -> bytes:
+    """Send raw request bytes and read until the server closes the connection."""
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(head)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_large_body_is_refused_before_reading_it(serve: Any) -> None:
+    server, _ = serve(first)
+    reply = raw_exchange(
+        server, b"POST /move HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n"
+    )
+    assert reply.startswith(b"HTTP/1.1 413")
+
+
+def test_chunked_body_is_refused(serve: Any) -> None:
+    server, _ = serve(first)
+    reply = raw_exchange(
+        server, b"POST /move HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    )
+    assert reply.startswith(b"HTTP/1.1 411")
+
+
+# --------------------------------------------------------------------------- signatures
+
+SECRET = b"s3cret"
+
+
+def signed(body: bytes, ts: int | None = None, secret: bytes = SECRET) -> dict[str, str]:
+    t = int(time.time()) if ts is None else ts
+    return {"X-BigTwo-Timestamp": str(t), "X-BigTwo-Signature": sign(secret, t, body)}
+
+
+def test_signature_required_when_secret_set(serve: Any) -> None:
+    _, client = serve(first, secret=SECRET)
+    body = json.dumps(MOVE).encode()
+    assert client.request("POST", "/move", body)[0] == 401
+    assert client.request("POST", "/move", body, signed(body))[0] == 200
+    assert client.request("GET", "/", None, signed(b""))[0] == 200
+    assert client.request("GET", "/")[0] == 401
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        signed(b"{}", secret=b"other"),
+        signed(b"{}", ts=int(time.time()) - 301),
+        signed(b"{}", ts=int(time.time()) + 400),
+        {"X-BigTwo-Timestamp": "abc", "X-BigTwo-Signature": "sha256=00"},
+        signed(b'{"x": 1}'),  # signature of another body
+    ],
+)
+def test_bad_signatures_are_401(serve: Any, headers: dict[str, str]) -> None:
+    _, client = serve(first, secret=SECRET)
+    assert client.request("POST", "/start", b"{}", headers)[0] == 401
+
+
+def test_signature_matches_the_referee() -> None:
+    from referee.httpbot import sign as referee_sign
+    from referee.httpbot import verify_signature
+
+    body = b'{"a": 1}'
+    ts = int(time.time())
+    assert sign(SECRET, ts, body) == referee_sign(SECRET, ts, body)
+    assert verify_signature(SECRET, str(ts), body, sign(SECRET, ts, body))
+    assert signature_ok(SECRET, str(ts), body, referee_sign(SECRET, ts, body))
+    assert not signature_ok(SECRET, None, body, None)
+
+
+def test_referee_health_check_passes_with_secret(serve: Any) -> None:
+    from referee.health import health_check
+    from referee.netguard import NetPolicy
+    from sample_bots import planner_bot
+
+    server, _ = serve(planner_bot.choose, name="planner", secret=SECRET)
+    result = health_check(server.url, NetPolicy(allow_private=True), secret=SECRET)
+    assert result.ok, result
+    unsigned = health_check(server.url, NetPolicy(allow_private=True))
+    assert not unsigned.ok
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_bot_runs_as_a_module_with_port_and_secret_env() -> None:
+    port = free_port()
+    env = {**os.environ, "BIGTWO_BOT_SECRET": SECRET.decode()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sample_bots.greedy_bot", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert f"127.0.0.1:{port}" in line
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/", headers=signed(b""))
+        resp = conn.getresponse()
+        assert resp.status == 200
+        assert json.loads(resp.read())["name"] == "greedy"
+        body = json.dumps(MOVE).encode()
+        conn.request("POST", "/move", body=body)
+        resp = conn.getresponse()
+        resp.read()
+        assert resp.status == 401
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------- cards
+
+
+def test_cards_follow_the_suit_order() -> None:
+    std = Cards("DCHS")
+    assert std.card("3D") < std.card("3C") < std.card("3H") < std.card("3S") < std.card("4D")
+    assert std.card("2S") == 51 and std.card("10h") == std.card("TH")
+    pusoy = Cards("CSHD")
+    assert pusoy.card("3C") < pusoy.card("3S") < pusoy.card("3H") < pusoy.card("3D")
+    assert pusoy.texts(pusoy.mask(["3D", "2C", "3C"])) == ["3C", "3D", "2C"]
+    assert Cards("nonsense").suit_order == "DCHS"
+    for bad in ["1D", "3X", "", "10", "JJD"]:
+        with pytest.raises(ValueError):
+            std.card(bad)
+
+
+def test_cards_for_request() -> None:
+    c = Cards.for_request({"rules": {"name": "x", "options": {"suit_order": "CDHS"}}})
+    assert c.card("3C") < c.card("3D")
+    assert Cards.for_request({}).suit_order == "DCHS"
