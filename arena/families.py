@@ -22,7 +22,7 @@ four-seat table and over a three-seat one do not measure the same thing.
 
 from __future__ import annotations
 
-from referee import find_ruleset
+from referee import RuleSet, find_ruleset
 
 FAMILY_OF: dict[str, str] = {
     "standard": "classic",
@@ -38,9 +38,9 @@ FAMILY_OF: dict[str, str] = {
 """Preset name -> family, for presets that share a family; others are their own family."""
 
 
-def family_of(ruleset_name: str) -> str:
-    """The rating family of a preset name or alias (raises ValueError for unknown names)."""
-    rules = find_ruleset(ruleset_name)
+def family_of(ruleset: str | RuleSet) -> str:
+    """The rating family of a rule set, or of a preset name or alias (ValueError if unknown)."""
+    rules = find_ruleset(ruleset) if isinstance(ruleset, str) else ruleset
     base = rules.name.split("+", 1)[0]
     family = FAMILY_OF.get(base, base)
     preset_players = find_ruleset(base).players

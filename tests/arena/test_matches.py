@@ -1,0 +1,190 @@
+"""Matches: through the queue with a real worker, and the job body's idempotency."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select, update
+
+from arena import jobs
+from arena.matches import create_match, default_limits, job_timeout
+from arena.models import Bot, Match, MatchResult, Rating, RatingEvent, utcnow
+from arena.ratings import check
+from arena.storage import get_db
+from referee import log as referee_log
+
+from .conftest import admin_headers, both_backends, wait_for
+
+
+def counts(app: Flask, match_id: int) -> tuple[int, int]:
+    with get_db(app).begin() as s:
+        results = s.scalar(select(func.count()).select_from(MatchResult)
+                           .where(MatchResult.match_id == match_id))
+        events = s.scalar(select(func.count()).select_from(RatingEvent)
+                          .where(RatingEvent.match_id == match_id))
+    return int(results or 0), int(events or 0)
+
+
+def new_match(app: Flask, bot_ids: list[int], **kw: object) -> int:
+    with get_db(app).begin() as s:
+        bots = [s.get(Bot, b) for b in bot_ids]
+        m = create_match(s, bots=[b for b in bots if b is not None], ruleset="standard",
+                         deals=int(kw.get("deals", 1)),  # type: ignore[call-overload]
+                         limits=default_limits(app.config), kind="admin", seed=3)
+        return m.id
+
+
+@both_backends
+def test_a_full_match_through_the_queue(
+    app: Flask, client: FlaskClient, four_bots: list[int], start_worker: object
+) -> None:
+    r = client.post("/api/matches", json={"bots": four_bots, "deals": 2, "seed": 11},
+                    headers=admin_headers())
+    assert r.status_code == 202, r.get_json()
+    match_id = r.get_json()["id"]
+    assert r.get_json()["state"] == "queued"
+    start_worker()  # type: ignore[operator]
+
+    def finished() -> dict[str, object] | None:
+        body = client.get(f"/api/matches/{match_id}").get_json()
+        return body if body["state"] == "finished" else None
+
+    body = wait_for(finished, 60, what="the match to finish")
+    assert body["attempts"] == 1
+    standings = body["standings"]
+    assert sorted(s["seat"] for s in standings) == [0, 1, 2, 3]
+    assert [s["rank"] for s in standings] == sorted(s["rank"] for s in standings)
+    for seat in standings:
+        assert seat["latency"]["calls"] > 0 and seat["latency"]["p50_ms"] is not None
+        assert seat["strikes"] == 0
+    assert len(body["rating_changes"]) == 4
+    assert abs(sum(c["delta"] for c in body["rating_changes"])) < 0.05
+    assert counts(app, match_id) == (1, 4)
+
+    # The log replays exactly, in both forms.
+    doc = client.get(f"/api/matches/{match_id}/log").get_json()
+    assert referee_log.verify(doc).ok
+    r = client.get(f"/api/matches/{match_id}/log?format=jsonl")
+    assert r.mimetype == "application/x-ndjson"
+    lines = [json.loads(x) for x in r.data.decode().splitlines()]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "match_end"
+    assert referee_log.verify(referee_log.from_lines(lines)).ok
+
+    board = client.get("/api/ratings?family=classic").get_json()
+    assert [e["rank"] for e in board["items"]] == [1, 2, 3, 4]
+    assert all(e["provisional"] and e["games"] == 1 for e in board["items"])
+    history = client.get(f"/api/bots/{four_bots[0]}/ratings").get_json()["items"]
+    assert len(history) == 1 and history[0]["match_id"] == match_id
+    assert client.get(f"/api/matches?bot={four_bots[0]}").get_json()["total"] == 1
+    assert client.get("/api/matches?state=finished").get_json()["total"] == 1
+    with get_db(app).begin() as s:
+        assert check(s, "classic", initial=1500.0, k=32.0) == []
+
+
+@both_backends
+def test_duplicate_delivery_stores_one_result(app: Flask, four_bots: list[int]) -> None:
+    match_id = new_match(app, four_bots)
+    with app.app_context():
+        assert jobs.play_match(match_id) == "finished"
+        assert jobs.play_match(match_id) == "already finished"
+    assert counts(app, match_id) == (1, 4)
+    with get_db(app).begin() as s:
+        assert sum(r.games for r in s.scalars(select(Rating))) == 4
+
+
+@both_backends
+def test_concurrent_deliveries_claim_once(app: Flask, four_bots: list[int]) -> None:
+    match_id = new_match(app, four_bots)
+    outcomes: list[str] = []
+    barrier = threading.Barrier(3)
+
+    def deliver() -> None:
+        barrier.wait()
+        outcomes.append(jobs.run_match_job(app, match_id))
+
+    threads = [threading.Thread(target=deliver) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert outcomes.count("finished") == 1, outcomes
+    assert sorted(o for o in outcomes if o != "finished") in (
+        ["already finished", "already finished"],
+        ["already finished", "held by another worker"],
+        ["held by another worker", "held by another worker"],
+    ), outcomes
+    assert counts(app, match_id) == (1, 4)
+
+
+@both_backends
+def test_a_stale_worker_cannot_store_a_result(app: Flask, four_bots: list[int]) -> None:
+    """Worker A stalls past its lease; B takes over; A's late result is refused."""
+    match_id = new_match(app, four_bots)
+    assert jobs.claim(app, match_id, "token-a") == "claimed"
+    assert jobs.claim(app, match_id, "token-b") == "held by another worker"
+    with get_db(app).begin() as s:
+        s.execute(update(Match).where(Match.id == match_id)
+                  .values(lease_expires_at=utcnow() - dt.timedelta(seconds=1)))
+    assert jobs.claim(app, match_id, "token-b") == "claimed"
+
+    class NoHeartbeat:
+        lost = threading.Event()
+
+    record = jobs.play(app, match_id, NoHeartbeat())  # type: ignore[arg-type]
+    assert jobs.finish(app, match_id, "token-a", record) == "lease lost before finishing"
+    assert counts(app, match_id) == (0, 0)
+    assert jobs.finish(app, match_id, "token-b", record) == "finished"
+    assert jobs.finish(app, match_id, "token-b", record) == "lease lost before finishing"
+    assert counts(app, match_id) == (1, 4)
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "finished" and m.attempts == 2
+
+
+def test_attempts_are_capped(app: Flask, four_bots: list[int]) -> None:
+    app.config["MATCH_MAX_ATTEMPTS"] = 1
+    match_id = new_match(app, four_bots)
+    assert jobs.claim(app, match_id, "a") == "claimed"
+    with get_db(app).begin() as s:
+        s.execute(update(Match).where(Match.id == match_id)
+                  .values(lease_expires_at=utcnow() - dt.timedelta(seconds=1)))
+    assert jobs.claim(app, match_id, "b") == "failed"
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "failed" and "gave up" in m.error
+
+
+def test_an_infrastructure_error_gives_the_match_back(app: Flask, four_bots: list[int],
+                                                      monkeypatch: object) -> None:
+    match_id = new_match(app, four_bots)
+
+    def boom(*a: object, **k: object) -> None:
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(jobs, "finish", boom)  # type: ignore[attr-defined]
+    try:
+        jobs.run_match_job(app, match_id)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the error must reach RQ, which retries the job")
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "queued" and m.lease_token is None
+        assert "database went away" in m.error
+    monkeypatch.undo()  # type: ignore[attr-defined]
+    assert jobs.run_match_job(app, match_id) == "finished"
+
+
+def test_job_timeout_covers_the_worst_case(app: Flask, four_bots: list[int]) -> None:
+    match_id = new_match(app, four_bots, deals=3)
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None
+        t = job_timeout(m, app.config)
+    # 3 deals * 200 turns * 1 s + 4 banks * 10 s + 12 calls * 5 s + margin 120 s.
+    assert t == 600 + 40 + 60 + 120

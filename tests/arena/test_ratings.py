@@ -1,0 +1,136 @@
+"""Multiplayer Elo: known values, invariants, and recompute == incremental."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from flask import Flask
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from arena.models import Rating, RatingEvent
+from arena.ratings import Placement, check, combine, elo_deltas, expected, recompute
+from arena.storage import get_db
+
+from .conftest import both_backends
+
+
+def test_two_player_match_is_classic_elo() -> None:
+    assert elo_deltas([1500, 1500], [1, 2], 32) == [16.0, -16.0]
+    assert elo_deltas([1500, 1500], [1, 1], 32) == [0.0, 0.0]
+    # 400 points apart: the favourite expects 10/11 of a point.
+    win, lose = elo_deltas([1900, 1500], [1, 2], 32)
+    assert win == pytest.approx(32 * (1 - 10 / 11))
+    assert lose == pytest.approx(-win)
+    assert expected(1900, 1500) == pytest.approx(10 / 11)
+
+
+def test_four_seat_match_from_equal_ratings() -> None:
+    # From equal ratings every pair expects 1/2; K/(n-1) = 32/3 per pair.
+    # Seat 0 beats all three: 3 * 1/2 * 32/3 = +16; the last loses 16; the middle +-16/3.
+    d = elo_deltas([1500] * 4, [1, 2, 3, 4], 32)
+    assert d == pytest.approx([16, 16 / 3, -16 / 3, -16])
+    # Ties are draws between the tied seats.
+    d = elo_deltas([1500] * 4, [1, 2, 2, 4], 32)
+    assert d == pytest.approx([16, 0, 0, -16])
+
+
+@given(
+    st.lists(st.floats(min_value=800, max_value=2400), min_size=2, max_size=4).flatmap(
+        lambda rs: st.tuples(
+            st.just(rs), st.lists(st.integers(1, len(rs)), min_size=len(rs), max_size=len(rs))
+        )
+    )
+)
+def test_zero_sum_and_bounded(case: tuple[list[float], list[int]]) -> None:
+    ratings, ranks = case
+    deltas = elo_deltas(ratings, ranks, 32)
+    assert sum(deltas) == pytest.approx(0, abs=1e-9)
+    assert all(abs(d) <= 32 + 1e-9 for d in deltas)
+    best = min(ranks)
+    for d, r in zip(deltas, ranks, strict=True):
+        if r == best and ranks.count(best) == 1:
+            assert d > 0
+
+
+def test_a_bot_in_several_seats_counts_once_with_its_best_rank() -> None:
+    assert combine([Placement(7, 3), Placement(2, 2), Placement(7, 1), Placement(5, 4)]) == [
+        Placement(2, 2), Placement(5, 4), Placement(7, 1)]
+
+
+@both_backends
+def test_incremental_ratings_equal_the_recompute(app: Flask) -> None:
+    """Known results applied one by one (the finish path) equal a replay from scratch."""
+    from arena.models import Bot, BotVersion, Match, MatchResult, MatchSeat, utcnow
+    from arena.ratings import apply_result, lock_family
+
+    rng = random.Random(5)
+    db = get_db(app)
+    with db.begin() as s:
+        bots = []
+        for i in range(6):
+            b = Bot(name=f"b{i}", url="http://x", token_hash="0" * 64)
+            s.add(b)
+            s.flush()
+            s.add(BotVersion(bot_id=b.id, version=1, url="http://x"))
+            bots.append(b)
+        s.flush()
+        versions = {v.bot_id: v.id for v in s.scalars(select(BotVersion))}
+        for n in range(25):
+            table = rng.sample([b.id for b in bots], 4)
+            ranks = [rng.randint(1, 4) for _ in table]
+            m = Match(kind="admin", state="finished", ruleset="standard", family="classic",
+                      deals=1, seed=n, limits={}, rated=n % 7 != 3, finished_at=utcnow())
+            s.add(m)
+            s.flush()
+            for seat, (bot_id, rank) in enumerate(zip(table, ranks, strict=True)):
+                s.add(MatchSeat(match_id=m.id, seat=seat, bot_id=bot_id,
+                                bot_version_id=versions[bot_id], rank=rank))
+            lock_family(s, "classic")
+            res = MatchResult(match_id=m.id, family="classic", totals={}, log_gz=b"")
+            s.add(res)
+            s.flush()
+            if m.rated:
+                apply_result(s, family="classic", result_id=res.id, match_id=m.id,
+                             placements=[Placement(b, r) for b, r in zip(table, ranks,
+                                                                         strict=True)],
+                             initial=1500.0, k=32.0)
+    with db.begin() as s:
+        assert check(s, "classic", initial=1500.0, k=32.0) == []
+        again = recompute(s, "classic", initial=1500.0, k=32.0)
+        stored = {r.bot_id: r.rating for r in s.scalars(select(Rating))}
+        assert stored == again.ratings  # exactly, not approximately
+        assert sum(stored.values()) == pytest.approx(1500.0 * len(stored))
+        # The history chains: each event starts where the previous one of the bot ended.
+        for bot_id in stored:
+            events = s.scalars(select(RatingEvent).where(RatingEvent.bot_id == bot_id)
+                               .order_by(RatingEvent.id)).all()
+            assert events[0].before == 1500.0
+            for a, b in itertools.pairwise(events):
+                assert b.before == a.after
+            assert events[-1].after == stored[bot_id]
+        # A tampered rating is caught.
+        row = s.scalars(select(Rating)).first()
+        assert row is not None
+        row.rating += 0.001
+        s.flush()
+        assert len(check(s, "classic", initial=1500.0, k=32.0)) == 1
+        s.rollback()
+
+
+def test_families() -> None:
+    from arena.families import family_of
+
+    assert family_of("standard") == family_of("taiwan") == family_of("big-two") == "classic"
+    assert family_of("hong-kong") == family_of("singapore") == "hong-kong"
+    assert family_of("lukang") == "lukang"
+    assert family_of("three-player-stock") == "three-player-stock"
+    from referee import find_ruleset
+
+    three = find_ruleset("standard", players=3)
+    assert family_of(three) == "classic/3p"
+    with pytest.raises(ValueError):
+        family_of("chess")

@@ -1,0 +1,139 @@
+"""Failures of the machinery: a worker killed mid-match, Redis flushed mid-run.
+
+Real worker processes, a real Redis, real bots over HTTP.  A slow in-process bot (it sleeps
+on every move) keeps a match running long enough to break things in the middle of it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from redis import Redis
+
+from arena.models import Match
+from arena.procs import Child
+from arena.reconcile import reconcile
+from arena.storage import get_db
+from sample_bots.sdk import serve_in_thread
+
+from .conftest import MARKER, admin_headers, both_backends, register, wait_for
+from .test_matches import counts
+
+SLOW_MOVE_S = 0.08
+
+
+@pytest.fixture
+def settings(settings: dict[str, Any]) -> dict[str, Any]:
+    settings["LEASE_S"] = 3.0
+    settings["RECONCILE_QUEUED_AFTER_S"] = 0.0
+    return settings
+
+
+@pytest.fixture
+def slow_bot() -> Iterator[str]:
+    rng = random.Random(1)
+
+    def choose(request: dict[str, Any]) -> str:
+        time.sleep(SLOW_MOVE_S)
+        ids: list[str] = [m["id"] for m in request["legal_moves"]]
+        return rng.choice(ids)
+
+    server = serve_in_thread(choose, name="slow")
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def table(client: FlaskClient, sample_bots: dict[str, str], slow_bot: str) -> list[int]:
+    ids = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
+    return [*ids, register(client, "slow", slow_bot)[0]]
+
+
+def state(app: Flask, match_id: int) -> Match:
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None
+        s.expunge(m)
+        return m
+
+
+def post_match(client: FlaskClient, bots: list[int], deals: int) -> int:
+    r = client.post("/api/matches", json={"bots": bots, "deals": deals, "seed": 5},
+                    headers=admin_headers())
+    assert r.status_code == 202, r.get_json()
+    match_id: int = r.get_json()["id"]
+    return match_id
+
+
+@both_backends
+def test_worker_killed_mid_match_completes_once(
+    app: Flask, client: FlaskClient, table: list[int], start_worker: Callable[[], Child]
+) -> None:
+    match_id = post_match(client, table, deals=3)
+    first = start_worker()
+    running = wait_for(lambda: (m := state(app, match_id)).state == "running" and m, 60,
+                       what="a worker to claim the match")
+    time.sleep(0.5)  # well inside the match
+    horse_pid = int(str(running.lease_owner).rsplit(":", 1)[1])
+    os.kill(horse_pid, signal.SIGKILL)  # the work horse running the match ...
+    os.kill(first.pid, signal.SIGKILL)  # ... and its worker, with no chance to clean up
+    first.proc.wait()
+    assert state(app, match_id).state == "running"
+    assert counts(app, match_id) == (0, 0)
+
+    start_worker()
+    # Nothing happens until the lease runs out; then the reconciler hands the match over.
+    assert reconcile(app).total == 0
+    wait_for(lambda: reconcile(app).requeued_running == [match_id], 15, every_s=0.5,
+             what="the lease to expire")
+    assert reconcile(app).total == 0  # the new job is waiting: no second re-enqueue
+    done = wait_for(lambda: (m := state(app, match_id)).state == "finished" and m, 90,
+                    what="the match to finish on the second worker")
+    assert done.attempts == 2
+    assert counts(app, match_id) == (1, 4)
+    body = client.get(f"/api/matches/{match_id}").get_json()
+    assert len(body["rating_changes"]) == 4
+
+
+@both_backends
+def test_redis_flushed_mid_run_is_recovered_by_the_reconciler(
+    app: Flask, client: FlaskClient, table: list[int], redis: Redis,
+    start_worker: Callable[[], Child],
+) -> None:
+    # Two matches queued before any worker runs; Redis loses them.
+    lost = [post_match(client, table, deals=2), post_match(client, table, deals=1)]
+    _flush(redis)
+    # A match running while Redis is flushed still finishes (its state is in the database).
+    start_worker()
+    time.sleep(1.0)
+    assert [state(app, m).state for m in lost] == ["queued", "queued"]
+    report = reconcile(app)
+    assert sorted(report.requeued_queued) == lost
+    wait_for(lambda: state(app, lost[0]).state == "running", 60, what="a match to start")
+    _flush(redis)
+    # The second match's job went with the flush; the first finishes regardless.
+    wait_for(lambda: state(app, lost[0]).state == "finished", 60, what="the running match")
+    assert state(app, lost[1]).state == "queued"
+    assert reconcile(app).requeued_queued == [lost[1]]
+    start_worker()  # in case the first worker did not survive losing its own keys
+    wait_for(lambda: state(app, lost[1]).state == "finished", 60, what="the lost match")
+    for m in lost:
+        assert counts(app, m) == (1, 4)
+    assert reconcile(app).total == 0
+
+
+def _flush(redis: Redis) -> None:
+    """Flush this run's Redis database (only ours), keeping our claim on it."""
+    marker = redis.get(MARKER)
+    redis.flushdb()
+    if marker is not None:
+        redis.set(MARKER, marker, ex=3600)
