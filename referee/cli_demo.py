@@ -60,13 +60,22 @@ def main(argv: list[str]) -> int:
     ]
 
     def show(turn: TurnRecord) -> None:
-        print(f"  deal {turn.deal + 1} turn {turn.turn:>3}: seat {turn.seat} "
-              f"{mask_text(turn.move) or 'pass'}")
+        print(
+            f"  deal {turn.deal + 1} turn {turn.turn:>3}: seat {turn.seat} "
+            f"{mask_text(turn.move) or 'pass'}"
+        )
 
     print(f"Big Two demo: {args.deals} deals of {rules.name}, seed {args.seed}")
     print(f"seats: {', '.join(f'{i}={p.name}' for i, p in enumerate(players))}\n")
-    rec = run_match(rules, players, args.seed, args.deals, Limits(),
-                    match_id=f"demo-{args.seed}", on_turn=show if args.verbose else None)
+    rec = run_match(
+        rules,
+        players,
+        args.seed,
+        args.deals,
+        Limits(),
+        match_id=f"demo-{args.seed}",
+        on_turn=show if args.verbose else None,
+    )
     for i in range(len(rec.deals)):
         print(deal_line(rec, i))
     print()

@@ -16,7 +16,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--allow-private", action="store_true")
     ap.add_argument("--deadline-ms", type=int, default=1000)
     args = ap.parse_args(argv)
-    result = health_check(args.url, NetPolicy(allow_private=args.allow_private),
-                          deadline_ms=args.deadline_ms)
+    result = health_check(
+        args.url, NetPolicy(allow_private=args.allow_private), deadline_ms=args.deadline_ms
+    )
     print(json.dumps(result.to_json(), indent=2))
     return 0 if result.ok else 1

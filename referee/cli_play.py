@@ -25,12 +25,19 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--deals", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--log", help="write the match log here (.jsonl: JSON Lines)")
-    ap.add_argument("--allow-private", action="store_true",
-                    help="allow loopback and private addresses (local bots)")
+    ap.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="allow loopback and private addresses (local bots)",
+    )
     ap.add_argument("--deadline-ms", type=int, default=Limits.deadline_ms)
     ap.add_argument("--time-bank-ms", type=int, default=Limits.time_bank_ms)
-    ap.add_argument("--max-strikes", type=int, default=Limits.max_strikes,
-                    help="strikes that forfeit a seat (0: never)")
+    ap.add_argument(
+        "--max-strikes",
+        type=int,
+        default=Limits.max_strikes,
+        help="strikes that forfeit a seat (0: never)",
+    )
     ap.add_argument("--secret", help="sign requests with this HMAC secret")
     ap.add_argument("--match-id", default=None)
     args = ap.parse_args(argv)

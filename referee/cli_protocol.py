@@ -10,8 +10,9 @@ from .protocol import example_exchange
 
 
 def main(argv: list[str]) -> int:
-    argparse.ArgumentParser(prog="python -m referee protocol-example",
-                            description=__doc__).parse_args(argv)
+    argparse.ArgumentParser(
+        prog="python -m referee protocol-example", description=__doc__
+    ).parse_args(argv)
     request, answer = example_exchange()
     print(json.dumps(request, indent=2))
     print(json.dumps(answer, indent=2))

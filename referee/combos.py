@@ -9,11 +9,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cards import mask_text
-from .compiled import ONES, TYPE_SHIFT, Tables, rank_counts
-from .movegen import dragon_key
+from .compiled import (
+    KIND_PAIR_RUN,
+    KIND_RUN,
+    KIND_SF_PLUS_TWO,
+    ONES,
+    TYPE_SHIFT,
+    Tables,
+    rank_counts,
+)
+from .movegen import dragon_key, sf_plus_two_key
 from .rules import FiveCompare, FourCard
 
-KIND_NAMES = {1: "single", 2: "pair", 3: "triple", 4: "four", 5: "five", 13: "dragon"}
+KIND_NAMES = {
+    1: "single",
+    2: "pair",
+    3: "triple",
+    4: "four",
+    5: "five",
+    13: "dragon",
+    KIND_SF_PLUS_TWO: "straight-flush-plus-two",
+}
+
+
+def kind_name(kind: int) -> str:
+    if KIND_PAIR_RUN < kind < KIND_RUN:
+        return f"run-of-{kind - KIND_PAIR_RUN}-pairs"
+    if kind > KIND_RUN:
+        return f"sequence-of-{kind - KIND_RUN}"
+    return KIND_NAMES[kind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +56,7 @@ class Play:
         elif self.kind == 4:
             name = "four-of-a-kind" if self.key >= 64 else "two-pairs"
         else:
-            name = KIND_NAMES[self.kind]
+            name = kind_name(self.kind)
         return f"{name} {mask_text(self.mask)}"
 
 
@@ -49,20 +73,15 @@ def classify(mask: int, t: Tables) -> Play | None:
             return None
         r = ge1.bit_length() >> 2
         return Play(mask, 2, _pair_key(mask, r, t))
-    if n == 3:
-        if distinct != 1 or not t.triples_on:
-            return None
-        return Play(mask, 3, ge1.bit_length() >> 2)
-    if n == 4:
-        if t.four_card is FourCard.NONE:
-            return None
+    if n == 3 and distinct == 1:
+        return Play(mask, 3, t.rv[ge1.bit_length() >> 2]) if t.triples_on else None
+    if n == 4 and (t.four_card is not FourCard.NONE or t.chop):
         if distinct == 1:
-            return Play(mask, 4, 64 + (ge1.bit_length() >> 2))
+            return Play(mask, 4, 64 + t.rv[ge1.bit_length() >> 2])
         ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
         if t.four_card is FourCard.QUADS_AND_TWO_PAIRS and distinct == 2 and ge2 == ge1:
             hi = ge1.bit_length() >> 2
             return Play(mask, 4, _pair_key(mask & (15 << (hi << 2)), hi, t))
-        return None
     if n == 5:
         found = _five(mask, t, cnt, ge1, distinct)
         if found is None:
@@ -73,6 +92,26 @@ def classify(mask: int, t: Tables) -> Play | None:
         return Play(mask, 5, level << TYPE_SHIFT | inner, level)
     if n == 13 and t.dragon_play and distinct == 13:
         return Play(mask, 13, dragon_key(mask, t))
+    return _rare(mask, n, t, cnt, ge1, distinct)
+
+
+def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
+    """Plays that exist only under the rarer options (seven-card straight flushes, runs of
+    pairs for chopping, sequences of other lengths)."""
+    if n == 7 and t.sf_plus_two:
+        key = sf_plus_two_key(mask, t)
+        if key >= 0:
+            return Play(mask, KIND_SF_PLUS_TWO, key)
+    if n in t.run_lengths and distinct == n and not ge1 & (1 << 48):
+        lo = (ge1 & -ge1).bit_length() >> 2
+        if ge1 == sum(1 << (4 * r) for r in range(lo, lo + n)):
+            return Play(mask, KIND_RUN + n, t.top_power(mask))
+    if t.chop and n >= 6 and n % 2 == 0 and distinct == n // 2 and not ge1 & (1 << 48):
+        exact2 = ((cnt >> 1) & ~cnt & ~(cnt >> 2)) & ONES
+        lo = (ge1 & -ge1).bit_length() >> 2
+        if exact2 == ge1 and ge1 == sum(1 << (4 * r) for r in range(lo, lo + n // 2)):
+            top = lo + n // 2 - 1
+            return Play(mask, KIND_PAIR_RUN + n // 2, _pair_key(mask & (15 << (top << 2)), top, t))
     return None
 
 
@@ -105,9 +144,9 @@ def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int,
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     ge4 = (cnt >> 2) & ONES
     if ge4:
-        return (t.lv_quads, ge4.bit_length() >> 2) if t.lv_quads >= 0 else None
+        return (t.lv_quads, t.rv[ge4.bit_length() >> 2]) if t.lv_quads >= 0 else None
     if ge3:
-        r3 = ge3.bit_length() >> 2
+        r3 = t.rv[ge3.bit_length() >> 2]
         if distinct == 2:
             return (t.lv_full, r3) if t.lv_full >= 0 else None
         return (t.lv_triplejunk, r3) if t.lv_triplejunk >= 0 else None
@@ -127,7 +166,23 @@ def beats(play: Play, table: Play | None, t: Tables) -> bool:
     if table is None:
         return True
     if play.kind == table.kind:
+        if (
+            play.kind == 5
+            and 5 in t.bomb_targets
+            and play.level in t.bomb_levels
+            and table.level not in t.bomb_levels
+        ):
+            return True
         if play.kind == 5 and t.five_compare is FiveCompare.SAME_TYPE_ONLY:
             return play.level == table.level and play.key > table.key
         return play.key > table.key
+    if play.kind == KIND_SF_PLUS_TWO and t.sf_plus_two:
+        return True
+    if (
+        t.chop
+        and table.kind == 1
+        and table.key == t.max_power
+        and ((play.kind == 4 and play.key >= 64) or KIND_PAIR_RUN < play.kind < KIND_RUN)
+    ):
+        return True
     return play.kind == 5 and table.kind in t.bomb_targets and play.level in t.bomb_levels

@@ -38,6 +38,14 @@ TWO_OF_SPADES = 1 << 51
 TYPE_SHIFT = 60
 """Five-card keys are ``type_level << TYPE_SHIFT | inner``."""
 
+KIND_SF_PLUS_TWO = 7
+"""Kind code of a straight flush with two extra cards (``straight_flush_plus_two``)."""
+KIND_PAIR_RUN = 100
+"""Kind code base of a run of pairs used to chop a two (``chop``): base + number of pairs."""
+KIND_RUN = 200
+"""Kind code base of a sequence of another length (``straight_lengths``): base + length."""
+TWO_RANK_BIT = 1 << 48
+
 
 def rank_counts(hand: int) -> int:
     """Per-nibble popcount: nibble r of the result is how many cards of rank r the hand has."""
@@ -48,15 +56,19 @@ def rank_counts(hand: int) -> int:
 class Tables:
     """Lookup tables for one rule set.  Build with :func:`tables_for` (one per rule set)."""
 
-    def __init__(self, rules: RuleSet) -> None:
+    def __init__(self, rules: RuleSet, twos_low: bool = False) -> None:
         self.rules = rules
+        self.twos_low = twos_low
+        # Rank values: natural order 3..2, or with twos lowest (``twos_low_after_bomb``).
+        rv = [(r + 1) % 13 for r in range(13)] if twos_low else list(range(13))
+        self.rv = rv
         suit_rank = [rules.suit_order.index(s) for s in "DCHS"]
         self.suit_rank = suit_rank
         ties = rules.suits_break_ties
         # Total order of cards (used to find the lowest card, sort, and break nothing else).
-        self.order = [(c >> 2) * 4 + suit_rank[c & 3] for c in range(52)]
+        self.order = [rv[c >> 2] * 4 + suit_rank[c & 3] for c in range(52)]
         # Power decides whether one single beats another; equal power never beats.
-        self.power = [(c >> 2) * 4 + (suit_rank[c & 3] if ties else 0) for c in range(52)]
+        self.power = [rv[c >> 2] * 4 + (suit_rank[c & 3] if ties else 0) for c in range(52)]
         # above[p]: the cards whose power is greater than p (a single of power p is beaten
         # by exactly these).
         self.above = [sum(1 << d for d in range(52) if self.power[d] > p) for p in range(52)]
@@ -77,7 +89,7 @@ class Tables:
                 for i, a in enumerate(suits):
                     for b in suits[i + 1 :]:
                         top = max(suit_rank[a], suit_rank[b]) if ties else 0
-                        prs.append(((1 << (sh + a)) | (1 << (sh + b)), r * 4 + top))
+                        prs.append(((1 << (sh + a)) | (1 << (sh + b)), rv[r] * 4 + top))
                 self.pairs.append(tuple(prs))
                 self.pair_masks.append(tuple(m for m, _ in prs))
                 self.triples.append(
@@ -173,6 +185,23 @@ class Tables:
         self.extra_five_levels = frozenset(
             lv for lv in (self.lv_twopair, self.lv_sisters, self.lv_triplejunk) if lv >= 0
         )
+        # Rarer conventions.
+        self.sf_plus_two = rules.straight_flush_plus_two
+        self.chop = rules.chop
+        self.run_lengths = tuple(sorted(rules.straight_lengths))
+        self.top_single = max(range(52), key=lambda c: self.order[c])
+        """The card no single beats; a single of it may be chopped (``chop``)."""
+        self.runs: dict[int, list[tuple[int, tuple[int, ...]]]] = {
+            n: [
+                (sum(1 << (4 * r) for r in range(lo, lo + n)), tuple(range(lo, lo + n)))
+                for lo in range(12 - n + 1)
+            ]
+            for n in set(self.run_lengths) | {3, 4, 5, 6}
+        }
+        """Rank windows of n consecutive ranks from three to ace: (pattern, ranks)."""
+        self.max_power = max(self.power)
+        self.plain_singles = not (1 in rules.bomb_targets or self.chop or self.sf_plus_two)
+        """Answers to a single are just higher singles (no bombs, chops or seven-card plays)."""
         # Bombs.
         self.bomb_levels = frozenset(lv[k] for k in rules.bomb_kinds)
         self.bomb_targets = rules.bomb_targets
@@ -195,6 +224,8 @@ class Tables:
 
     def flush_inner(self, pattern: int, suit: int) -> int:
         sr = self.suit_rank[suit] if self.rules.suits_break_ties else 0
+        if self.twos_low:  # the two's bit moves below the three's
+            pattern = ((pattern & ~TWO_RANK_BIT) << 4) | (pattern >> 48 & 1)
         fc = self.flush_compare
         if fc is FlushCompare.SUIT_FIRST:
             return (sr << 52) | pattern
@@ -229,24 +260,25 @@ class Tables:
         return n == 2 and self.forbid_pair_twos and move & TWOS == move
 
 
-def tables_for(rules: RuleSet) -> Tables:
-    """Compiled tables of a rule set, built once per rule set.
+def tables_for(rules: RuleSet, twos_low: bool = False) -> Tables:
+    """Compiled tables of a rule set (``twos_low``: the variant with twos lowest).
 
     Equal rule sets share one :class:`Tables` (a cache keyed by the rule set); the instance
-    also remembers its tables, because hashing a frozen rule set with ~30 options costs more
+    also remembers its tables, because hashing a frozen rule set with ~40 options costs more
     than dealing a hand.
     """
+    slot = "_tables_low" if twos_low else "_tables"
     try:
-        return rules.__dict__["_tables"]  # type: ignore[no-any-return]
+        return rules.__dict__[slot]  # type: ignore[no-any-return]
     except KeyError:
-        tables = _tables_by_rules(rules)
-        object.__setattr__(rules, "_tables", tables)
+        tables = _tables_by_rules(rules, twos_low)
+        object.__setattr__(rules, slot, tables)
         return tables
 
 
 @cache
-def _tables_by_rules(rules: RuleSet) -> Tables:
-    return Tables(rules)
+def _tables_by_rules(rules: RuleSet, twos_low: bool) -> Tables:
+    return Tables(rules, twos_low)
 
 
 __all__ = [

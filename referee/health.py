@@ -73,8 +73,7 @@ def check_player(
     reply = player.describe(describe_deadline_ms / 1000)
     describe_ms = round(reply.latency_s * 1000, 3)
     if not reply.ok:
-        return HealthResult(False, f"GET /: {reply.fault}: {reply.detail}", None, describe_ms,
-                            None)
+        return HealthResult(False, f"GET /: {reply.fault}: {reply.detail}", None, describe_ms, None)
     problem = check_description(reply.data)
     if problem is not None:
         return HealthResult(False, f"GET /: {problem}", reply.data, describe_ms, None)
@@ -84,12 +83,14 @@ def check_player(
     move = player.move(request, deadline_ms / 1000)
     move_ms = round(move.latency_s * 1000, 3)
     if not move.ok:
-        return HealthResult(False, f"POST /move: {move.fault}: {move.detail}", info,
-                            describe_ms, move_ms)
+        return HealthResult(
+            False, f"POST /move: {move.fault}: {move.detail}", info, describe_ms, move_ms
+        )
     answer = judge_answer(move.data, request["turn"], legal, deal.hands[deal.to_move])
     if answer.fault is not None:
-        return HealthResult(False, f"POST /move: {answer.fault.value}: {answer.detail}", info,
-                            describe_ms, move_ms)
+        return HealthResult(
+            False, f"POST /move: {answer.fault.value}: {answer.detail}", info, describe_ms, move_ms
+        )
     return HealthResult(True, "", info, describe_ms, move_ms)
 
 

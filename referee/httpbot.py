@@ -173,8 +173,14 @@ class CallResult:
 
 
 def _fail(fault: Fault, detail: str, latency: float, status: int | None = None) -> CallResult:
-    return CallResult(ok=False, status=status, data=None, latency_s=latency, fault=fault,
-                      detail=detail[:_DETAIL_MAX])
+    return CallResult(
+        ok=False,
+        status=status,
+        data=None,
+        latency_s=latency,
+        fault=fault,
+        detail=detail[:_DETAIL_MAX],
+    )
 
 
 # --------------------------------------------------------------------------- signing
@@ -186,8 +192,15 @@ def sign(secret: bytes, timestamp: int | str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def verify_signature(secret: bytes, timestamp: str, body: bytes, header: str,
-                     max_skew_s: float = 300.0, *, now: float | None = None) -> bool:
+def verify_signature(
+    secret: bytes,
+    timestamp: str,
+    body: bytes,
+    header: str,
+    max_skew_s: float = 300.0,
+    *,
+    now: float | None = None,
+) -> bool:
     """Check a request's signature headers; for bot implementations.
 
     ``timestamp`` and ``header`` are the raw ``X-BigTwo-Timestamp`` and
@@ -277,8 +290,9 @@ class _Watchdog:
         with self._cond:
             heapq.heappush(self._heap, (deadline, next(self._seq), watch))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="bigtwo-watchdog",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="bigtwo-watchdog", daemon=True
+                )
                 self._thread.start()
             if self._heap[0][2] is watch:
                 self._cond.notify()
@@ -331,8 +345,7 @@ _CURRENT_CALL: Final[contextvars.ContextVar[_CallState | None]] = contextvars.Co
 def _open_pinned(conn: HTTPConnection, state: _CallState) -> socket.socket:
     """Resolve through the guard and connect to one of the approved addresses."""
     remaining = state.deadline - time.monotonic()
-    addresses = resolve_checked(conn.host, state.policy, timeout=remaining,
-                                resolver=state.resolver)
+    addresses = resolve_checked(conn.host, state.policy, timeout=remaining, resolver=state.resolver)
     last_error: OSError | None = None
     for index, addr in enumerate(addresses):
         remaining = state.deadline - time.monotonic()
@@ -358,9 +371,11 @@ def _open_pinned(conn: HTTPConnection, state: _CallState) -> socket.socket:
         return sock
     if last_error is None or isinstance(last_error, TimeoutError):
         raise urllib3.exceptions.ConnectTimeoutError(
-            conn, f"no connection to {conn.host} before the deadline")
+            conn, f"no connection to {conn.host} before the deadline"
+        )
     raise urllib3.exceptions.NewConnectionError(
-        conn, f"failed to connect to {conn.host}: {last_error}")
+        conn, f"failed to connect to {conn.host}: {last_error}"
+    )
 
 
 class _WatchedMixin:
@@ -472,8 +487,9 @@ def _object_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _parse_strict_json(body: bytes) -> tuple[dict[str, Any] | None, Fault | None, str]:
     try:
         text = body.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant,
-                           object_pairs_hook=_object_no_duplicates)
+        value = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_object_no_duplicates
+        )
     except UnicodeDecodeError:
         return None, Fault.NOT_JSON, "body is not UTF-8"
     except RecursionError:
@@ -526,27 +542,40 @@ def _classify_error(exc: BaseException) -> tuple[Fault, str]:
         if isinstance(e, urllib3.exceptions.NewConnectionError):
             return Fault.CONNECTION, f"cannot connect: {e}"
     for e in chain:
-        if isinstance(e, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError
-                      | TimeoutError):
+        if isinstance(
+            e, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError | TimeoutError
+        ):
             return Fault.TIMEOUT, "timed out"
     for e in chain:
         if isinstance(e, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return Fault.TLS, f"TLS failure: {e}"
     for e in chain:
-        if isinstance(e, http.client.IncompleteRead | http.client.RemoteDisconnected
-                      | ConnectionError):
+        if isinstance(
+            e, http.client.IncompleteRead | http.client.RemoteDisconnected | ConnectionError
+        ):
             return Fault.CONNECTION, f"{type(e).__name__}: {e}"
-        if isinstance(e, http.client.HTTPException | urllib3.exceptions.InvalidChunkLength
-                      | urllib3.exceptions.HeaderParsingError):
+        if isinstance(
+            e,
+            http.client.HTTPException
+            | urllib3.exceptions.InvalidChunkLength
+            | urllib3.exceptions.HeaderParsingError,
+        ):
             return Fault.PROTOCOL, f"malformed HTTP: {type(e).__name__}: {e}"
     return Fault.CONNECTION, f"{type(exc).__name__}: {exc}"
 
 
 def _is_stale_connection(exc: BaseException) -> bool:
     """Did a reused connection die before any answer (closed or reset by the peer)?"""
-    return any(isinstance(e, http.client.RemoteDisconnected | ConnectionResetError
-                          | BrokenPipeError | ConnectionAbortedError)
-               for e in _causes(exc))
+    return any(
+        isinstance(
+            e,
+            http.client.RemoteDisconnected
+            | ConnectionResetError
+            | BrokenPipeError
+            | ConnectionAbortedError,
+        )
+        for e in _causes(exc)
+    )
 
 
 # --------------------------------------------------------------------------- client
@@ -566,10 +595,18 @@ class BotClient:
     Safe to share between threads; each call is independent.
     """
 
-    def __init__(self, base_url: str, *, secret: bytes | None = None,
-                 policy: NetPolicy = DEFAULT_POLICY, max_body: int = DEFAULT_MAX_BODY,
-                 user_agent: str = DEFAULT_USER_AGENT, resolver: Resolver | None = None,
-                 ca_bundle: str | None = None, pool_maxsize: int = 4) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        secret: bytes | None = None,
+        policy: NetPolicy = DEFAULT_POLICY,
+        max_body: int = DEFAULT_MAX_BODY,
+        user_agent: str = DEFAULT_USER_AGENT,
+        resolver: Resolver | None = None,
+        ca_bundle: str | None = None,
+        pool_maxsize: int = 4,
+    ) -> None:
         if max_body < 0:
             raise ValueError("max_body must be >= 0")
         self.base_url = base_url
@@ -588,15 +625,16 @@ class BotClient:
             self._refusal = (Fault.REFUSED_ADDRESS, str(exc))
         session = requests.Session()
         session.trust_env = False  # no proxies, no .netrc: they would bypass the pin
-        session.headers = CaseInsensitiveDict({
-            "User-Agent": user_agent,
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
-            "Connection": "keep-alive",
-        })
+        session.headers = CaseInsensitiveDict(
+            {
+                "User-Agent": user_agent,
+                "Accept": "application/json",
+                "Accept-Encoding": "identity",
+                "Connection": "keep-alive",
+            }
+        )
         session.verify = ca_bundle if ca_bundle is not None else True
-        adapter = _PinnedAdapter(pool_connections=1, pool_maxsize=pool_maxsize,
-                                 max_retries=0)
+        adapter = _PinnedAdapter(pool_connections=1, pool_maxsize=pool_maxsize, max_retries=0)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         self._session = session
@@ -612,8 +650,9 @@ class BotClient:
         Raises only for the caller's own errors (``payload`` not serialisable
         as strict JSON); everything the bot does is reported in the result.
         """
-        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8")
+        body = json.dumps(
+            payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
         return self._exchange("POST", path, body, deadline_s)
 
     def get(self, path: str, deadline_s: float) -> CallResult:
@@ -632,8 +671,9 @@ class BotClient:
 
     # ------------------------------------------------------------------ internals
 
-    def _exchange(self, method: str, path: str, body: bytes | None,
-                  deadline_s: float) -> CallResult:
+    def _exchange(
+        self, method: str, path: str, body: bytes | None, deadline_s: float
+    ) -> CallResult:
         start = time.monotonic()
         if self._refusal is not None or self._target is None:
             fault, detail = self._refusal or (Fault.BAD_URL, "no URL")
@@ -672,16 +712,16 @@ class BotClient:
             # Authoritative: once the watchdog has shut the socket down, what was
             # read may *look* complete (EOF ends a body without Content-Length, a
             # cut status line can still parse), so nothing read is trusted.
-            return _fail(Fault.TIMEOUT, f"no complete answer within {deadline_s:.3f}s",
-                         latency)
+            return _fail(Fault.TIMEOUT, f"no complete answer within {deadline_s:.3f}s", latency)
         if error is not None:
             fault, detail = _classify_error(error)
             return _fail(fault, detail, latency, status)
         assert outcome is not None
         return outcome
 
-    def _send(self, state: _CallState, method: str, url: str, body: bytes | None,
-              headers: dict[str, str]) -> requests.Response:
+    def _send(
+        self, state: _CallState, method: str, url: str, body: bytes | None, headers: dict[str, str]
+    ) -> requests.Response:
         """Send the request; retry only when a pooled connection turned out stale.
 
         A kept-alive connection the bot closed while it sat idle in the pool
@@ -700,13 +740,23 @@ class BotClient:
             remaining = max(0.001, state.deadline - time.monotonic())
             try:
                 return self._session.request(
-                    method, url, data=body, headers=headers, timeout=(remaining, remaining),
-                    allow_redirects=False, stream=True)
+                    method,
+                    url,
+                    data=body,
+                    headers=headers,
+                    timeout=(remaining, remaining),
+                    allow_redirects=False,
+                    stream=True,
+                )
             except requests.exceptions.ConnectionError as exc:
                 reused = state.connections_opened == opened_before
-                if not (reused and retries > 0 and _is_stale_connection(exc)
-                        and not state.watch.fired
-                        and time.monotonic() < state.deadline):
+                if not (
+                    reused
+                    and retries > 0
+                    and _is_stale_connection(exc)
+                    and not state.watch.fired
+                    and time.monotonic() < state.deadline
+                ):
                     raise
                 retries -= 1
 
@@ -714,15 +764,22 @@ class BotClient:
         status = response.status_code
         if 300 <= status < 400:
             location = response.headers.get("Location", "")[:100]
-            return _fail(Fault.REDIRECT, f"HTTP {status} redirect to {location!r} not followed",
-                         time.monotonic() - start, status)
+            return _fail(
+                Fault.REDIRECT,
+                f"HTTP {status} redirect to {location!r} not followed",
+                time.monotonic() - start,
+                status,
+            )
         if not 200 <= status < 300:
             return _fail(Fault.HTTP_STATUS, f"HTTP {status}", time.monotonic() - start, status)
         declared = response.headers.get("Content-Length", "").strip()
         if declared.isdigit() and int(declared) > self.max_body:
-            return _fail(Fault.BODY_TOO_LARGE,
-                         f"Content-Length {declared} exceeds {self.max_body} bytes",
-                         time.monotonic() - start, status)
+            return _fail(
+                Fault.BODY_TOO_LARGE,
+                f"Content-Length {declared} exceeds {self.max_body} bytes",
+                time.monotonic() - start,
+                status,
+            )
         raw = response.raw
         chunks: list[bytes] = []
         total = 0
@@ -733,12 +790,17 @@ class BotClient:
             chunks.append(chunk)
             total += len(chunk)
         if total > self.max_body:
-            return _fail(Fault.BODY_TOO_LARGE, f"body exceeds {self.max_body} bytes",
-                         time.monotonic() - start, status)
+            return _fail(
+                Fault.BODY_TOO_LARGE,
+                f"body exceeds {self.max_body} bytes",
+                time.monotonic() - start,
+                status,
+            )
         raw.release_conn()  # whole body read: the connection goes back to the pool
         data, fault, detail = _parse_strict_json(b"".join(chunks))
         latency = time.monotonic() - start
         if fault is not None:
             return _fail(fault, detail, latency, status)
-        return CallResult(ok=True, status=status, data=data, latency_s=latency, fault=None,
-                          detail="")
+        return CallResult(
+            ok=True, status=status, data=data, latency_s=latency, fault=None, detail=""
+        )

@@ -93,24 +93,40 @@ def to_document(rec: MatchRecord) -> dict[str, Any]:
     result = {
         "totals": list(rec.totals),
         "standings": [
-            {"rank": s.rank, "seat": s.seat, "name": s.name, "score": s.score, "wins": s.wins,
-             "strikes": s.strikes, "forfeited": s.forfeited}
+            {
+                "rank": s.rank,
+                "seat": s.seat,
+                "name": s.name,
+                "score": s.score,
+                "wins": s.wins,
+                "strikes": s.strikes,
+                "forfeited": s.forfeited,
+            }
             for s in rec.standings
         ],
         "strikes": [
-            {"seat": s.seat, "deal": s.deal, "turn": s.turn, "reason": s.reason,
-             "detail": s.detail}
+            {"seat": s.seat, "deal": s.deal, "turn": s.turn, "reason": s.reason, "detail": s.detail}
             for s in rec.strikes
         ],
         "forfeits": [{"seat": f.seat, "deal": f.deal, "turn": f.turn} for f in rec.forfeits],
         "latency": [
-            {"seat": x.seat, "calls": x.calls, "p50_ms": x.p50_ms, "p95_ms": x.p95_ms,
-             "max_ms": x.max_ms}
+            {
+                "seat": x.seat,
+                "calls": x.calls,
+                "p50_ms": x.p50_ms,
+                "p95_ms": x.p95_ms,
+                "max_ms": x.max_ms,
+            }
             for x in rec.latency
         ],
         "notes": [
-            {"seat": n.seat, "call": n.call, "fault": n.fault, "detail": n.detail,
-             "latency_ms": n.latency_ms}
+            {
+                "seat": n.seat,
+                "call": n.call,
+                "fault": n.fault,
+                "detail": n.detail,
+                "latency_ms": n.latency_ms,
+            }
             for n in rec.notes
         ],
     }
@@ -131,8 +147,16 @@ def to_document(rec: MatchRecord) -> dict[str, Any]:
 
 
 _HEADER_KEYS = (
-    "format", "version", "protocol", "engine", "match_id", "rules", "seed", "deals_planned",
-    "limits", "seats",
+    "format",
+    "version",
+    "protocol",
+    "engine",
+    "match_id",
+    "rules",
+    "seed",
+    "deals_planned",
+    "limits",
+    "seats",
 )
 _DEAL_KEYS = ("index", "seed", "previous_winner", "previous_loser", "hands")
 _DEAL_END_KEYS = ("outcome", "loser", "totals")
@@ -165,8 +189,9 @@ def from_lines(lines: Iterable[dict[str, Any]]) -> dict[str, Any]:
             continue
         body = {k: v for k, v in line.items() if k != "type"}
         if kind == "deal":
-            doc["deals"].append({**body, "turns": [], "outcome": None, "loser": None,
-                                 "totals": None})
+            doc["deals"].append(
+                {**body, "turns": [], "outcome": None, "loser": None, "totals": None}
+            )
         elif kind in ("turn", "deal_end"):
             if not doc["deals"]:
                 raise LogError(f"line {n}: {kind} line before any deal line")
@@ -290,8 +315,9 @@ class _Replay:
         if doc.get("format") != FORMAT:
             raise self.bad(f"not a match log (format {doc.get('format')!r})")
         if doc.get("version") != VERSION:
-            raise self.bad(f"log format version {doc.get('version')!r}, this reader knows "
-                           f"{VERSION}")
+            raise self.bad(
+                f"log format version {doc.get('version')!r}, this reader knows {VERSION}"
+            )
         try:
             rules = RuleSet.from_options(doc["rules"]["name"], doc["rules"]["options"])
         except (TypeError, ValueError, KeyError) as exc:
@@ -333,9 +359,11 @@ class _Replay:
         rules_name = doc["rules"]["name"]
         top = [s for s in doc["result"]["standings"] if s["rank"] == 1]
         lead = " and ".join(f"seat {s['seat']} ({s['name']}, {s['score']})" for s in top)
-        return (f"valid: match {doc.get('match_id')}, {rules_name}, {planned} deals, {turns} "
-                f"turns, {len(self.strikes)} strikes, {len(self.forfeits)} forfeits; "
-                f"first: {lead}")
+        return (
+            f"valid: match {doc.get('match_id')}, {rules_name}, {planned} deals, {turns} "
+            f"turns, {len(self.strikes)} strikes, {len(self.forfeits)} forfeits; "
+            f"first: {lead}"
+        )
 
     def replay_deal(
         self,
@@ -351,12 +379,15 @@ class _Replay:
             raise self.bad(f"deal index {d['index']!r} out of order")
         expected_seed = deal_seed(seed, i)
         if d["seed"] != expected_seed:
-            raise self.bad(f"deal seed {d['seed']!r} is not the one derived from match seed "
-                           f"{seed!r} ({expected_seed})")
+            raise self.bad(
+                f"deal seed {d['seed']!r} is not the one derived from match seed "
+                f"{seed!r} ({expected_seed})"
+            )
         if d["previous_winner"] != winner or d["previous_loser"] != loser:
             raise self.bad(
                 f"context says previous winner/loser {d['previous_winner']!r}/"
-                f"{d['previous_loser']!r}, replay has {winner!r}/{loser!r}")
+                f"{d['previous_loser']!r}, replay has {winner!r}/{loser!r}"
+            )
         deal = Deal.new(rules, d["seed"], DealContext(i, winner, loser))
         hands = d["hands"]
         if len(hands) != len(deal.dealt):
@@ -367,8 +398,10 @@ class _Replay:
             except CardError as exc:
                 raise self.bad(f"dealt hand of seat {s} is malformed: {exc}") from exc
             if mask != real:
-                raise self.bad(f"dealt hand of seat {s} differs: log has {_cards(mask)}, "
-                               f"the seed deals {_cards(real)}")
+                raise self.bad(
+                    f"dealt hand of seat {s} differs: log has {_cards(mask)}, "
+                    f"the seed deals {_cards(real)}"
+                )
         for t, tr in enumerate(d["turns"]):
             self.turn = t
             self.replay_turn(deal, i, t, tr, max_strikes)
@@ -383,8 +416,10 @@ class _Replay:
         real_json = out.to_json()
         for key, value in real_json.items():
             if logged.get(key) != value:
-                raise self.bad(f"outcome field {key!r} differs: log has {logged.get(key)!r}, "
-                               f"replay has {value!r}")
+                raise self.bad(
+                    f"outcome field {key!r} differs: log has {logged.get(key)!r}, "
+                    f"replay has {value!r}"
+                )
         for s, v in enumerate(out.scores):
             self.totals[s] += v
         if out.winner is not None:
@@ -393,8 +428,9 @@ class _Replay:
         if d["loser"] != real_loser:
             raise self.bad(f"loser differs: log has {d['loser']!r}, replay has {real_loser!r}")
         if d["totals"] != self.totals:
-            raise self.bad(f"totals after the deal differ: log has {d['totals']!r}, replay "
-                           f"has {self.totals!r}")
+            raise self.bad(
+                f"totals after the deal differ: log has {d['totals']!r}, replay has {self.totals!r}"
+            )
         return out.winner, real_loser
 
     def replay_turn(
@@ -415,16 +451,19 @@ class _Replay:
         except (CardError, TypeError) as exc:
             raise self.bad(f"move {tr['move']!r} is malformed: {exc}") from exc
         if move & ~deal.hands[seat]:
-            raise self.bad(f"move {_cards(move)} is not in seat {seat}'s hand "
-                           f"({_cards(deal.hands[seat])})")
+            raise self.bad(
+                f"move {_cards(move)} is not in seat {seat}'s hand ({_cards(deal.hands[seat])})"
+            )
         if move not in legal:
             raise self.bad(f"move {_cards(move)} is not legal now")
         fault = tr["fault"]
         if fault is not None:
             expected = default_move(deal, legal)
             if move != expected:
-                raise self.bad(f"a faulted turn plays the default move {_cards(expected)}, "
-                               f"log has {_cards(move)}")
+                raise self.bad(
+                    f"a faulted turn plays the default move {_cards(expected)}, "
+                    f"log has {_cards(move)}"
+                )
         if seat in self.forfeited:
             if fault != FORFEITED:
                 raise self.bad(f"seat {seat} had forfeited, but the turn has fault {fault!r}")
@@ -448,20 +487,31 @@ class _Replay:
         if result is None:
             raise self.bad("log ends before the match end")
         if result["totals"] != self.totals:
-            raise self.bad(f"totals differ: log has {result['totals']!r}, replay has "
-                           f"{self.totals!r}")
+            raise self.bad(
+                f"totals differ: log has {result['totals']!r}, replay has {self.totals!r}"
+            )
         logged_strikes = [
             {k: s[k] for k in ("seat", "deal", "turn", "reason")} for s in result["strikes"]
         ]
         if logged_strikes != self.strikes:
-            raise self.bad(f"strikes differ from the faults in the turns: log has "
-                           f"{len(logged_strikes)}, turns have {len(self.strikes)}")
+            raise self.bad(
+                f"strikes differ from the faults in the turns: log has "
+                f"{len(logged_strikes)}, turns have {len(self.strikes)}"
+            )
         if result["forfeits"] != self.forfeits:
-            raise self.bad(f"forfeits differ: log has {result['forfeits']!r}, replay has "
-                           f"{self.forfeits!r}")
+            raise self.bad(
+                f"forfeits differ: log has {result['forfeits']!r}, replay has {self.forfeits!r}"
+            )
         real = [
-            {"rank": s.rank, "seat": s.seat, "name": s.name, "score": s.score, "wins": s.wins,
-             "strikes": s.strikes, "forfeited": s.forfeited}
+            {
+                "rank": s.rank,
+                "seat": s.seat,
+                "name": s.name,
+                "score": s.score,
+                "wins": s.wins,
+                "strikes": s.strikes,
+                "forfeited": s.forfeited,
+            }
             for s in standings(seats, self.totals, self.wins, self.strike_count, self.forfeited)
         ]
         if result["standings"] != real:
@@ -473,7 +523,10 @@ class _Replay:
             s = x["seat"]
             st = latency_stats(s, self.latencies[s])
             if (x["calls"], x["p50_ms"], x["p95_ms"], x["max_ms"]) != (
-                st.calls, st.p50_ms, st.p95_ms, st.max_ms
+                st.calls,
+                st.p50_ms,
+                st.p95_ms,
+                st.max_ms,
             ):
                 raise self.bad(f"latency figures of seat {s} do not match its turns")
 

@@ -17,7 +17,15 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import combinations
 
-from .compiled import ONES, TYPE_SHIFT, Tables, rank_counts
+from .compiled import (
+    KIND_PAIR_RUN,
+    KIND_RUN,
+    KIND_SF_PLUS_TWO,
+    ONES,
+    TYPE_SHIFT,
+    Tables,
+    rank_counts,
+)
 from .rules import FiveCompare, FourCard
 
 Keyed = list[tuple[int, int]]
@@ -146,7 +154,7 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
                 if (a.bit_length() - 1) >> 2 != (b.bit_length() - 1) >> 2
             ]
             for tm in t.triples[r << 4 | (h >> (r << 2)) & 15]:
-                out += [(base | r, tm | j) for j in pairs_of_junk]
+                out += [(base | t.rv[r], tm | j) for j in pairs_of_junk]
     return out
 
 
@@ -226,11 +234,11 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
         if t.lv_full >= 0:
             base = t.lv_full << shift
             for r, plays in _full_houses(h, t, cnt, ge3):
-                out += [(base | r, m) for m in plays]
+                out += [(base | t.rv[r], m) for m in plays]
         if t.lv_quads >= 0:
             base = t.lv_quads << shift
             for r, plays in _quads(h, cnt):
-                out += [(base | r, m) for m in plays]
+                out += [(base | t.rv[r], m) for m in plays]
     if t.extra_five_levels:
         out += _extras(h, t, cnt)
     out.sort()
@@ -280,7 +288,7 @@ def dragon_key(m: int, t: Tables) -> int:
 
 def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     """Four-card plays: quads (key 64 + rank) and, if allowed, two pairs (key of high pair)."""
-    out = [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES) if 64 + r > kmin]
+    out = [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES) if 64 + t.rv[r] > kmin]
     if t.four_card is FourCard.QUADS_AND_TWO_PAIRS:
         out += _two_pairs(h, t, cnt, kmin)
     return out
@@ -296,6 +304,106 @@ def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
             for ph, kh in t.pairs[hi << 4 | (h >> (hi << 2)) & 15]:
                 if kh > kmin:
                     out += [ph | pl for pl in low_pairs]
+    return out
+
+
+# --- rarer plays: seven-card straight flushes, chops, sequences of other lengths ---------
+
+
+def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
+    """``{mask: key}`` of straight flushes with two extra cards; a seven-card set holding
+    more than one straight flush takes the key of the best."""
+    out: dict[int, int] = {}
+    if h.bit_count() < 7:
+        return out
+    ties = t.rules.suits_break_ties
+    for pattern, level, _tb, _rk in t.windows:
+        for s in (0, 1, 2, 3):
+            if (h >> s) & pattern == pattern:
+                sf = pattern << s
+                key = level * 4 + (t.suit_rank[s] if ties else 0)
+                for a, b in combinations(_bits(h & ~sf), 2):
+                    m = sf | a | b
+                    if out.get(m, -1) < key:
+                        out[m] = key
+    return out
+
+
+def sf_plus_two_key(m: int, t: Tables) -> int:
+    """Key of a seven-card play, or -1 if it holds no straight flush."""
+    best = -1
+    ties = t.rules.suits_break_ties
+    for pattern, level, _tb, _rk in t.windows:
+        for s in (0, 1, 2, 3):
+            if (m >> s) & pattern == pattern:
+                best = max(best, level * 4 + (t.suit_rank[s] if ties else 0))
+    return best
+
+
+def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
+    """``(kind, key, mask)`` of runs of three or more consecutive pairs, threes to aces."""
+    out: list[tuple[int, int, int]] = []
+    cnt = rank_counts(h)
+    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
+    pairs_by_rank = {r: t.pairs[r << 4 | (h >> (r << 2)) & 15] for r in _ranks(ge2) if r < 12}
+    for lo in range(12):
+        runs: list[tuple[int, int]] = [(0, 0)]
+        r = lo
+        while r in pairs_by_rank:
+            runs = [(m | pm, pk) for m, _ in runs for pm, pk in pairs_by_rank[r]]
+            n = r - lo + 1
+            if n >= 3:
+                out += [(KIND_PAIR_RUN + n, k, m) for m, k in runs]
+            r += 1
+    return out
+
+
+def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
+    """``(key, mask)`` of sequences of ``n`` consecutive ranks, threes to aces (key: the power
+    of the top card)."""
+    out = []
+    cnt = rank_counts(h)
+    ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+    sg = t.singles
+    power = t.power
+    for pattern, ranks in t.runs[n]:
+        if ge1 & pattern != pattern:
+            continue
+        plays = [0]
+        for r in ranks:
+            opts = sg[r << 4 | (h >> (r << 2)) & 15]
+            plays = [p | o for p in plays for o in opts]
+        top = ranks[-1] << 2
+        out += [(power[(p >> top & 15).bit_length() - 1 + top], p) for p in plays]
+    return out
+
+
+def _rare_leads(h: int, t: Tables) -> list[int]:
+    out: list[int] = []
+    if t.sf_plus_two:
+        out += sf_plus_two(h, t)
+    for n in t.run_lengths:
+        out += [m for _, m in sequence_runs(h, t, n)]
+    return out
+
+
+def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
+    """Answers that exist only under the rarer options (added to the ordinary answers)."""
+    out: list[int] = []
+    if t.chop:
+        if kind == 1 and key == t.max_power:
+            cnt = rank_counts(h)
+            out += [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES)]
+            out += [m for _, _, m in pair_runs(h, t)]
+        elif KIND_PAIR_RUN < kind < KIND_RUN:
+            out += [m for k2, k, m in pair_runs(h, t) if k2 == kind and k > key]
+    if kind >= KIND_RUN:
+        out += [m for k, m in sequence_runs(h, t, kind - KIND_RUN) if k > key]
+    if t.sf_plus_two:
+        if kind == KIND_SF_PLUS_TWO:
+            out += [m for m, k in sf_plus_two(h, t).items() if k > key]
+        else:
+            out += sf_plus_two(h, t)
     return out
 
 
@@ -325,6 +433,8 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
         out += [m for _, m in fives if m & h == m]
     if t.dragon_play and h.bit_count() >= 13:
         out += dragon_plays(h, t)
+    if t.sf_plus_two or t.run_lengths:
+        out = list(dict.fromkeys(out + _rare_leads(h, t)))
     return out
 
 
@@ -335,29 +445,39 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
     elif kind == 5:
         if fives is None:
             fives = five_card_keyed(h, t)
-        return select_fives(fives, h, t, key)
+        out = select_fives(fives, h, t, key)
+        if 5 in t.bomb_targets and key >> TYPE_SHIFT not in t.bomb_levels:
+            out = list(dict.fromkeys(out + bombs(fives, h, t)))
+        if t.sf_plus_two:
+            out += sf_plus_two(h, t)
+        return out
     elif kind == 2:
         out = []
         cnt = rank_counts(h)
         lo_rank = key >> 2
+        rv = t.rv
         for r in _ranks(((cnt >> 1) | (cnt >> 2)) & ONES):
-            if r > lo_rank:
+            if rv[r] > lo_rank:
                 out += t.pair_masks[r << 4 | (h >> (r << 2)) & 15]
-            elif r == lo_rank:
+            elif rv[r] == lo_rank:
                 out += [m for m, k in t.pairs[r << 4 | (h >> (r << 2)) & 15] if k > key]
     elif kind == 3:
         out = []
         if t.triples_on:
             cnt = rank_counts(h)
             for r in _ranks(((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES):
-                if r > key:
+                if t.rv[r] > key:
                     out += t.triples[r << 4 | (h >> (r << 2)) & 15]
     elif kind == 4:
         out = _four_card_plays(h, t, rank_counts(h), key)
     elif kind == 13:
-        return dragon_plays(h, t, key)
+        out = dragon_plays(h, t, key)
+    elif kind == KIND_SF_PLUS_TWO or kind > KIND_PAIR_RUN:
+        out = []
     else:
-        raise ValueError(f"no play has {kind} cards")
+        raise ValueError(f"no play is of kind {kind}")
     if kind in t.bomb_targets and h.bit_count() >= 5:
         out += bombs(fives if fives is not None else five_card_keyed(h, t), h, t)
+    if t.chop or t.sf_plus_two or kind >= KIND_RUN:
+        out = list(dict.fromkeys(out + _rare_answers(h, t, kind, key)))
     return out

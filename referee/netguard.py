@@ -110,8 +110,12 @@ class BadUrlError(GuardError, ValueError):
 class AddressRefusedError(GuardError):
     """The host is, or resolves to, an address the policy does not allow."""
 
-    def __init__(self, message: str, address: IPAddress | None = None,
-                 category: AddressCategory | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        address: IPAddress | None = None,
+        category: AddressCategory | None = None,
+    ) -> None:
         super().__init__(message)
         self.address = address
         self.category = category
@@ -271,8 +275,9 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip.ipv4_mapped is not None:
         found.append(ip.ipv4_mapped)
-    elif (ip in _SIIT_TRANSLATED or ip in _NAT64_WKP
-          or (ip in _IPV4_COMPATIBLE and int(ip) > 1)):  # int > 1 excludes :: and ::1
+    elif (
+        ip in _SIIT_TRANSLATED or ip in _NAT64_WKP or (ip in _IPV4_COMPATIBLE and int(ip) > 1)
+    ):  # int > 1 excludes :: and ::1
         found.append(low32)
     if ip.sixtofour is not None:
         found.append(ip.sixtofour)
@@ -492,9 +497,8 @@ def parse_target(url: str) -> Target:
         port = int(port_text)
     # Paths may legitimately contain escapes; only reject malformed ones.
     if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
-            raise BadUrlError("malformed percent-escape in path")
-    return Target(scheme=scheme, host=host, port=port, literal=literal,
-                  base_path=tail.rstrip("/"))
+        raise BadUrlError("malformed percent-escape in path")
+    return Target(scheme=scheme, host=host, port=port, literal=literal, base_path=tail.rstrip("/"))
 
 
 def check_url(url: str, policy: NetPolicy) -> Target:
@@ -515,9 +519,11 @@ def check_url(url: str, policy: NetPolicy) -> Target:
 def _check_special_name(host: str, policy: NetPolicy) -> None:
     """RFC 6761: ``localhost`` and ``*.localhost`` are loopback whatever DNS says."""
     if (host == "localhost" or host.endswith(".localhost")) and not policy.allows(
-            AddressCategory.LOOPBACK):
-        raise AddressRefusedError(f"{host} is {AddressCategory.LOOPBACK}",
-                                  category=AddressCategory.LOOPBACK)
+        AddressCategory.LOOPBACK
+    ):
+        raise AddressRefusedError(
+            f"{host} is {AddressCategory.LOOPBACK}", category=AddressCategory.LOOPBACK
+        )
 
 
 # --------------------------------------------------------------------------- resolution
@@ -526,8 +532,7 @@ def _check_special_name(host: str, policy: NetPolicy) -> None:
 def system_resolver(host: str) -> list[str]:
     """Resolve ``host`` with the operating system's resolver (TCP-capable addresses)."""
     try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM,
-                                   proto=socket.IPPROTO_TCP)
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError) as exc:
         raise ResolveFailedError(f"cannot resolve {host!r}: {exc}") from None
     seen: dict[str, None] = {}
@@ -563,8 +568,9 @@ class _Lookup:
         self.error: BaseException | None = None
 
 
-def _run_lookup(resolver: Resolver, host: str, box: _Lookup,
-                slots: threading.BoundedSemaphore) -> None:
+def _run_lookup(
+    resolver: Resolver, host: str, box: _Lookup, slots: threading.BoundedSemaphore
+) -> None:
     try:
         box.result = [str(a) for a in resolver(host)]
     except BaseException as exc:  # reported to the waiting caller, if still there
@@ -581,8 +587,9 @@ def _bounded_lookup(resolver: Resolver, host: str, timeout: float) -> list[str]:
         raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
     box = _Lookup()
     try:
-        threading.Thread(target=_run_lookup, args=(resolver, host, box, slots),
-                         name="bigtwo-dns", daemon=True).start()
+        threading.Thread(
+            target=_run_lookup, args=(resolver, host, box, slots), name="bigtwo-dns", daemon=True
+        ).start()
     except BaseException:
         slots.release()
         raise
@@ -595,8 +602,9 @@ def _bounded_lookup(resolver: Resolver, host: str, timeout: float) -> list[str]:
     return box.result
 
 
-def resolve_checked(host: str, policy: NetPolicy, *, timeout: float,
-                    resolver: Resolver | None = None) -> list[IPAddress]:
+def resolve_checked(
+    host: str, policy: NetPolicy, *, timeout: float, resolver: Resolver | None = None
+) -> list[IPAddress]:
     """Return the addresses to connect to for ``host``, all allowed by ``policy``.
 
     ``host`` may be an IP literal in any spelling :func:`parse_target` accepts
@@ -628,11 +636,11 @@ def resolve_checked(host: str, policy: NetPolicy, *, timeout: float,
             raise ResolveFailedError(f"resolver gave a non-address {text!r} for {host!r}") from None
         category = classify_address(addr)
         if not policy.allows(category):
-            raise AddressRefusedError(f"{host} resolves to {addr}, which is {category}",
-                                 addr, category)
+            raise AddressRefusedError(
+                f"{host} resolves to {addr}, which is {category}", addr, category
+            )
         if addr not in addresses:
             addresses.append(addr)
     if not addresses:
         raise ResolveFailedError(f"{host!r} has no addresses")
     return addresses
-

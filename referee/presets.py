@@ -12,6 +12,7 @@ from .rules import (
     STANDARD_FIVE_ORDER,
     CardValues,
     Direction,
+    Exchange,
     FinalRestriction,
     FiveCompare,
     FiveKind,
@@ -71,10 +72,14 @@ PRESETS: dict[str, RuleSet] = {
             name="bu-bu-gao-sheng",
             aliases=("da-lao-er",),
             description="GameSky's Da Lao Er / Bu Bu Gao Sheng (000 Variations): no flushes, a "
-            "five-card hand only beats one of its own type, 1 per card up to 10 and 2 per card "
-            "from 11.  (Out-of-turn bombs are not offered; see docs/rules.md.)",
+            "five-card hand only beats one of its own type, four of a kind or a straight flush "
+            "may be played out of turn to beat any combination, 1 per card up to 10 and 2 per "
+            "card from 11.",
             five_card_order=_NO_FLUSH,
             five_card_compare=FiveCompare.SAME_TYPE_ONLY,
+            bomb_kinds=_HONOUR,
+            bomb_targets=frozenset({1, 2, 3, 5}),
+            bombs_out_of_turn=True,
             penalty=PenaltySchedule(tiers=((11, 2),), tiers_three_players=None),
         ),
         RuleSet(
@@ -168,8 +173,44 @@ PRESETS: dict[str, RuleSet] = {
             flush_compare=FlushCompare.POKER,
         ),
         RuleSet(
+            name="todd-latta",
+            description="Todd Latta's Taiwan rules (000): no triples and no flushes; a straight "
+            "flush is played with two extra cards; four of a kind with a card beats any single "
+            "or other combination, and only a straight flush with two beats it.",
+            triples=False,
+            five_card_order=(FiveKind.STRAIGHT, FiveKind.FULL_HOUSE, FiveKind.FOUR_OF_A_KIND),
+            straight_flush_plus_two=True,
+            bomb_kinds=frozenset({FiveKind.FOUR_OF_A_KIND}),
+            bomb_targets=frozenset({1, 2, 3}),
+        ),
+        RuleSet(
+            name="smack-down",
+            aliases=("chop",),
+            description="Smack-down (000 wiki var. 1): a single two of spades may be chopped by "
+            "four of a kind or a run of three or more pairs, and chopped back by a higher one.",
+            chop=True,
+        ),
+        RuleSet(
+            name="president",
+            description="Big Two President (000 wiki, 002): play to the end; from the second deal "
+            "the President and Scum, Vice-President and Vice-Scum exchange cards; places "
+            "score 5/3/1/0.",
+            play_to_end=True,
+            exchange=Exchange.PRESIDENT,
+            settlement=Settlement.PLACES,
+        ),
+        RuleSet(
+            name="teams",
+            aliases=("team-play",),
+            description="Team play (000 wiki, 002): partners sit opposite; the team holding fewer "
+            "cards when someone goes out wins; ties go to five-card shoot-outs.",
+            settlement=Settlement.TEAMS,
+        ),
+        RuleSet(
             name="three-player-stock",
-            description="Three players, 13 cards each, a pass draws from the stock (000; 001).",
+            description="Three players, 13 cards each, a pass draws from the stock (000; 001); a "
+            "player holding 13 or more cards pays 3 per card, as in the four-player game (000).",
+            penalty=PenaltySchedule(tiers_three_players=None),
             players=3,
             cards_per_player=13,
             leftover=Leftover.STOCK,

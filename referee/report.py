@@ -47,5 +47,7 @@ def deal_line(rec: MatchRecord, index: int) -> str:
         return f"deal {index + 1:>2}: unfinished"
     who = "nobody" if out.winner is None else f"seat {out.winner} ({rec.seats[out.winner].name})"
     how = "" if out.termination.value == "played-out" else f" [{out.termination.value}]"
-    return (f"deal {index + 1:>2}: {who} wins{how}, cards left {list(out.cards_left)}, "
-            f"scores {list(out.scores)}")
+    return (
+        f"deal {index + 1:>2}: {who} wins{how}, cards left {list(out.cards_left)}, "
+        f"scores {list(out.scores)}"
+    )

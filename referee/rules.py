@@ -257,6 +257,27 @@ class Settlement(StrEnum):
     """Indonesian scoring: bonuses for unbeaten quads/straight flushes/four twos, winner -5
     or -10 per two, losers 1 per card and 5 per two (000, Harold Hutabarat); the score is
     minus those points."""
+    TEAMS = "teams"
+    """Partners sit opposite (seats 0+2 against 1+3); when a player goes out, the team holding
+    fewer cards in total wins: each of its players scores +1, each opponent -1.  A tie is
+    settled by five-card shoot-outs (000 wiki and 002 'Team play')."""
+
+
+class Exchange(StrEnum):
+    """Cards changing hands after the deal, before the first play."""
+
+    NONE = "none"
+    PRESIDENT = "president"
+    """From the second deal, by last deal's finishing order: the first (President) gives his
+    two lowest cards to the last (Scum), who gives his two highest back; second and third
+    (four players) swap one card the same way (000 wiki, 002 'President'; needs
+    ``play_to_end``)."""
+    PRESIDENT_CHOICE = "president-choice"
+    """As ``president``, but the President and Vice-President first receive, then choose which
+    cards to give (000 wiki: 'president passes any 2 cards to scum, after receiving')."""
+    LOSER_TO_WINNER = "loser-to-winner"
+    """Three players, from the second deal: the loser (most cards) gives his highest card to
+    the winner, who gives back a card of his choice (000 'Three Player Game')."""
 
 
 Tiers = tuple[tuple[int, int], ...]
@@ -270,7 +291,8 @@ class PenaltySchedule:
     tiers: Tiers = ((10, 2), (13, 3))
     """Card-count multipliers for four players: 1 per card, x2 from 10, x3 at 13 (000, 001)."""
     tiers_three_players: Tiers | None = ((12, 2), (17, 3))
-    """Three players: x2 from 12, x3 at 17 (000 wiki 'more than 11 and less than 17')."""
+    """Three players: x2 from 12, x3 at 17 (000 wiki 'more than 11 and less than 17'); None
+    uses ``tiers`` for three players too."""
     tiers_two_players: Tiers | None = None
     card_values: CardValues = CardValues.FLAT
     twos_double: bool = False
@@ -449,6 +471,50 @@ class RuleSet:
     )
     loser_stake: int = _opt("Fixed stake for settlement=loser-pays.", "000 Taiwan", default=10)
 
+    # --- rarer conventions ------------------------------------------------------------------
+    straight_flush_plus_two: bool = _opt(
+        "A straight flush is played with two extra cards as a seven-card play that beats any "
+        "other play; only a higher one beats it.  Leave straight-flush out of "
+        "five_card_order; pair with bombs of four-of-a-kind on every size.",
+        "000 'Two extra cards with a straight flush' (Todd Latta)",
+        default=False,
+    )
+    chop: bool = _opt(
+        "A single two of spades may be 'smacked down' by four of a kind (four cards) or a run "
+        "of three or more consecutive pairs (threes to aces); a chop is answered only by a "
+        "higher chop of the same shape.",
+        "000 wiki var. 1",
+        default=False,
+    )
+    straight_lengths: frozenset[int] = _opt(
+        "Extra sequence lengths besides five (3 to 12): a run of that many consecutive ranks "
+        "from three to ace, beaten only by a higher run of the same length (top card, then its "
+        "suit).",
+        "000 wiki var. 8",
+        default=frozenset(),
+    )
+    twos_low_after_bomb: bool = _opt(
+        "When any hand is dealt four of a kind, twos become the lowest rank for that deal (the "
+        "two of diamonds lowest of all).",
+        "000 wiki (Four-of-a-kind)",
+        default=False,
+    )
+    bombs_out_of_turn: bool = _opt(
+        "After every play, players holding a bomb (bomb_kinds) that beats it are offered the "
+        "chance to play it out of turn.",
+        "000 (Da Lao Er / Bu Bu Gao Sheng)",
+        default=False,
+    )
+    exchange: Exchange = _opt(
+        "Cards changing hands after the deal.", "000, 002", default=Exchange.NONE
+    )
+    spare_trade: bool = _opt(
+        "Three players: the single undealt card lies face down and the holder of the lowest card "
+        "may swap that card for it (the next lowest card then opens).",
+        "000 wiki var. 11; 002 var. 5",
+        default=False,
+    )
+
     def __post_init__(self) -> None:
         problems = self.problems()
         if problems:
@@ -480,14 +546,40 @@ class RuleSet:
             out.append("two-pair and sisters are alternative definitions; choose one")
         if not self.bomb_kinds <= set(self.five_card_order):
             out.append("every bomb kind must be an allowed five-card type")
-        if not self.bomb_targets <= {1, 2, 3, 4}:
-            out.append("bomb_targets are sizes 1 to 4")
+        if not self.bomb_targets <= {1, 2, 3, 4, 5}:
+            out.append("bomb_targets are sizes 1 to 5")
+        if 5 in self.bomb_targets and self.five_card_compare is FiveCompare.HIGHEST_CARD:
+            out.append("bombs on five-card hands need five_card_compare by-type or same-type-only")
         if self.bomb_kinds and not self.bomb_targets:
             out.append("bomb_kinds need bomb_targets")
         if self.settlement is Settlement.PLACES and not self.play_to_end:
             out.append("settlement=places needs play_to_end")
         if self.lowest_card_every is not None and self.lowest_card_every < 1:
             out.append("lowest_card_every must be positive")
+        if self.straight_flush_plus_two and (
+            FiveKind.STRAIGHT_FLUSH in self.five_card_order
+            or FiveKind.ROYAL_FLUSH in self.five_card_order
+        ):
+            out.append("straight_flush_plus_two replaces the five-card straight flush")
+        if not self.straight_lengths <= set(range(3, 13)) - {5}:
+            out.append("straight_lengths are 3 to 12, other than 5")
+        if self.bombs_out_of_turn and not self.bomb_kinds:
+            out.append("bombs_out_of_turn needs bomb_kinds")
+        if (
+            self.exchange in (Exchange.PRESIDENT, Exchange.PRESIDENT_CHOICE)
+            and not self.play_to_end
+        ):
+            out.append("the president exchange needs play_to_end")
+        if self.exchange is Exchange.LOSER_TO_WINNER and self.players != 3:
+            out.append("the loser-to-winner exchange is for three players")
+        if self.spare_trade and (
+            self.players != 3
+            or self.leftover is not Leftover.SET_ASIDE
+            or 52 - 3 * self.hand_size() != 1
+        ):
+            out.append("spare_trade needs three players, 17 cards each, leftover=set-aside")
+        if self.settlement is Settlement.TEAMS and self.players != 4:
+            out.append("team play needs four players")
         return out
 
     def hand_size(self) -> int:
@@ -537,6 +629,7 @@ _ENUM_FIELDS: dict[str, Any] = {
     "stock_empty": StockEmpty,
     "last_card_duty": LastCardDuty,
     "settlement": Settlement,
+    "exchange": Exchange,
 }
 _ENUM_SET_FIELDS: dict[str, Any] = {
     "bomb_kinds": FiveKind,
@@ -556,7 +649,7 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             out[k] = frozenset(_ENUM_SET_FIELDS[k](x) for x in v)
         elif k == "five_card_order":
             out[k] = tuple(FiveKind(x) for x in v)
-        elif k == "bomb_targets":
+        elif k in ("bomb_targets", "straight_lengths"):
             out[k] = frozenset(int(x) for x in v)
         elif k == "penalty" and isinstance(v, dict):
             pv = dict(v)

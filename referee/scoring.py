@@ -61,8 +61,7 @@ def penalty_of(deal: Deal, seat: int) -> int:
     if n == 0:
         return 0
     base = card_points(hand, sched.card_values)
-    big = deal.rules.hand_size() > 13
-    tiers = sched.tiers_for(deal.rules.players) if big else sched.tiers
+    tiers = sched.tiers_for(deal.rules.players)
     mult = tier_multiplier(n, tiers)
     if sched.multiplier_only_for_starter and seat != deal.starter:
         mult = 1
@@ -207,6 +206,12 @@ def _settle_scores(
         loser = _taiwan_loser(deal, winner)
         stake = deal.rules.loser_stake
         return [stake if s == winner else (-stake if s == loser else 0) for s in range(n)]
+    if st is Settlement.TEAMS:
+        # The winner's team wins when it holds fewer cards in total (ties were played off).
+        mine = sum(cards[s] for s in range(n) if s % 2 == winner % 2)
+        theirs = sum(cards[s] for s in range(n) if s % 2 != winner % 2)
+        won = winner % 2 if mine < theirs else 1 - winner % 2
+        return [1 if s % 2 == won else -1 for s in range(n)]
     if st is Settlement.INDONESIA:
         return [-p for p in _indonesia_points(deal, winner, pens)]
     raise AssertionError(f"unknown settlement {st}")

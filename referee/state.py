@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import NamedTuple
 
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify
-from .compiled import ONES, TWOS, Tables, rank_counts, tables_for
+from .compiled import ONES, TWOS, TYPE_SHIFT, Tables, rank_counts, tables_for
 from .movegen import Keyed, beating_plays, five_card_keyed, leading_plays
 from .outcome import Outcome, Termination
 from .rules import (
     Direction,
+    Exchange,
     InstantWin,
     LastCardDuty,
     LaterLead,
@@ -32,6 +34,7 @@ from .rules import (
     PassRule,
     Redeal,
     RuleSet,
+    Settlement,
     StockEmpty,
 )
 from .scoring import settle
@@ -58,6 +61,19 @@ class DealContext:
     """0-based number of this deal in the match."""
     previous_winner: int | None = None
     previous_loser: int | None = None
+    previous_order: tuple[int, ...] = ()
+    """Finishing order of the previous deal (for the president exchange)."""
+
+
+class Decision(NamedTuple):
+    """A choice made before the first play: give cards to another seat, or trade a card."""
+
+    seat: int
+    kind: str
+    """``"give"``: give ``number`` cards to seat ``to``; ``"trade"``: swap the lowest card for
+    the face-down spare (``PASS`` keeps it)."""
+    number: int = 0
+    to: int = -1
 
 
 class Turn(NamedTuple):
@@ -118,6 +134,20 @@ class Deal:
     _ends_trick: bool = False
     _draws: bool = False
     _turn_rules: bool = False
+    phase: int = 0
+    """0: play; 1: a decision before play (``decisions``); 2: an out-of-turn bomb offer
+    (``interrupts``)."""
+    decisions: list[Decision] = field(default_factory=list)
+    exchanges: list[tuple[int, int, int]] = field(default_factory=list)
+    """``(giver, receiver, cards)`` of every exchange; only those two seats see the cards."""
+    play_start: int = 0
+    """Index into ``log`` of the first turn of play: the turns before it are decisions."""
+    interrupts: list[int] = field(default_factory=list)
+    """Seats still to be offered an out-of-turn bomb, in order."""
+    resume: int = -1
+    """Seat whose ordinary turn follows the out-of-turn offers."""
+    shootouts: list[list[int]] = field(default_factory=list)
+    """Hands of each five-card shoot-out (team play ties)."""
     _fives: list[Keyed | None] = field(default_factory=list)
     """Per seat: keyed five-card plays of the hand it held when first needed.  Valid while
     the hand only loses cards (a play of a smaller hand is a play of the bigger one); cleared
@@ -181,6 +211,8 @@ class Deal:
             self.redeals += 1
         self.dealt = list(self.hands)
         self._fives = [None] * n
+        if rules.twos_low_after_bomb and any((rank_counts(h) >> 2) & ONES for h in self.hands):
+            self.t = tables_for(rules, twos_low=True)
         self.n_active = sum(1 for h in self.hands if h)
         self._start()
 
@@ -225,9 +257,20 @@ class Deal:
         return False
 
     def _start(self) -> None:
-        rules, t = self.rules, self.t
         if self._instant_end():
             return
+        self._plan_exchanges()
+        if self.decisions:
+            self.phase = 1
+            self.to_move = self.decisions[0].seat
+            return
+        self._open()
+
+    def _open(self) -> None:
+        """Choose who makes the first play."""
+        rules, t = self.rules, self.t
+        self.phase = 0
+        self.play_start = len(self.log)
         ctx = self.context
         first = ctx.index == 0 or rules.later_leads is LaterLead.LOWEST_CARD
         if rules.lowest_card_every and ctx.index % rules.lowest_card_every == 0:
@@ -284,6 +327,162 @@ class Deal:
                     return True
         return False
 
+    # --- decisions before play, out-of-turn bombs, team shoot-outs ----------------------
+    def _plan_exchanges(self) -> None:
+        """Apply automatic exchanges and queue the decisions the rules call for."""
+        rules, ctx, t = self.rules, self.context, self.t
+        order = ctx.previous_order
+        ex = rules.exchange
+        if ex in (Exchange.PRESIDENT, Exchange.PRESIDENT_CHOICE) and ctx.index > 0 and order:
+            pairs = [(order[0], order[-1], 2)]
+            if len(order) >= 4:
+                pairs.append((order[1], order[-2], 1))
+            for top, bottom, k in pairs:
+                # The lower place gives its highest cards; the higher place gives its lowest
+                # (or, with president-choice, cards of its choice after receiving).
+                self._give(bottom, top, self._extreme(bottom, k, highest=True))
+                if ex is Exchange.PRESIDENT:
+                    self._give(top, bottom, self._extreme(top, k, highest=False, skip=1))
+                else:
+                    self.decisions.append(Decision(top, "give", k, bottom))
+        elif ex is Exchange.LOSER_TO_WINNER and ctx.index > 0:
+            w, lo = ctx.previous_winner, ctx.previous_loser
+            if w is not None and lo is not None and w != lo:
+                self._give(lo, w, self._extreme(lo, 1, highest=True))
+                self.decisions.append(Decision(w, "give", 1, lo))
+        if rules.spare_trade and self.set_aside.bit_count() == 1:
+            lowest = next(c for c in t.by_order if self._in_hands() >> c & 1)
+            self.decisions.append(Decision(self._holder(1 << lowest), "trade"))
+
+    def _extreme(self, seat: int, k: int, *, highest: bool, skip: int = 0) -> int:
+        """The ``k`` highest or lowest cards of a seat's hand (``skip``: ignore cards it was
+        just given, so a player never hands straight back what it received)."""
+        received = 0
+        if skip:
+            for _giver, receiver, given in self.exchanges:
+                if receiver == seat:
+                    received |= given
+        cards = sorted(
+            (c for c in range(52) if (self.hands[seat] & ~received) >> c & 1),
+            key=self.t.order.__getitem__,
+            reverse=highest,
+        )
+        return sum(1 << c for c in cards[:k])
+
+    def _give(self, giver: int, receiver: int, cards: int) -> None:
+        self.hands[giver] &= ~cards
+        self.hands[receiver] |= cards
+        self.exchanges.append((giver, receiver, cards))
+        self._fives[giver] = self._fives[receiver] = None
+
+    def _special_moves(self) -> list[int]:
+        seat = self.to_move
+        h = self.hands[seat]
+        if self.phase == 1:
+            d = self.decisions[0]
+            if d.kind == "trade":
+                lowest = next(c for c in self.t.by_order if h >> c & 1)
+                return [1 << lowest, PASS]
+            return [sum(c) for c in combinations(_bit_list(h), d.number)]
+        # An out-of-turn bomb offer: bombs that beat the table, or decline.
+        plays = beating_plays(h, self.t, self.table_kind, self.table_key, self._fives_of(seat, h))
+        lv = self.t.bomb_levels
+        out = [
+            m
+            for m in plays
+            if m.bit_count() == 5 and (p := classify(m, self.t)) is not None and p.level in lv
+        ]
+        out.append(PASS)
+        return out
+
+    def _push_special(self, seat: int, move: int) -> bool:
+        """Apply a decision or an out-of-turn offer; True when the move was consumed."""
+        if self.phase == 1:
+            d = self.decisions.pop(0)
+            self.log.append((seat, move, 0))
+            self.play_start = len(self.log)
+            if d.kind == "give":
+                self._give(seat, d.to, move)
+            elif move:  # trade the lowest card for the face-down spare
+                spare = self.set_aside
+                self.hands[seat] = (self.hands[seat] & ~move) | spare
+                self.set_aside = move
+                self.exchanges.append((seat, -1, move))
+                self._fives[seat] = None
+            if self.decisions:
+                self.to_move = self.decisions[0].seat
+            else:
+                self._open()
+            return True
+        # phase 2: out-of-turn bomb offers
+        self.interrupts.pop(0)
+        if move == PASS:
+            self.log.append((seat, PASS, 0))
+            self._next_offer()
+            return True
+        self.phase = 0
+        self.interrupts = []
+        return False  # an ordinary play by this seat, applied by push
+
+    def _offer_bombs(self, player: int) -> None:
+        """After ``player`` played: queue the other seats that hold a bomb beating it."""
+        if self.outcome is not None or not self.table_kind:
+            return
+        normal = self.to_move
+        n = len(self.hands)
+        offers = []
+        s = player
+        for _ in range(n - 1):
+            s = (s + self.step) % n
+            if s in (normal, player) or not self.hands[s] or self.locked >> s & 1:
+                continue
+            h = self.hands[s]
+            if h.bit_count() < 5:
+                continue
+            if any(
+                k >> TYPE_SHIFT in self.t.bomb_levels
+                and m & h == m
+                and beats(Play(m, 5, k, k >> TYPE_SHIFT), self.table, self.t)
+                for k, m in self._fives_of(s, h)
+            ):
+                offers.append(s)
+        if offers:
+            self.interrupts = offers
+            self.resume = normal
+            self.phase = 2
+            self.to_move = offers[0]
+
+    def _next_offer(self) -> None:
+        if self.interrupts:
+            self.to_move = self.interrupts[0]
+        else:
+            self.phase = 0
+            self.to_move = self.resume
+
+    def _teams_tied(self, winner: int) -> bool:
+        """Team play: the two teams hold equally many cards (a shoot-out follows)."""
+        cards = [h.bit_count() for h in self.hands]
+        mine = sum(cards[s] for s in range(4) if s % 2 == winner % 2)
+        theirs = sum(cards[s] for s in range(4) if s % 2 != winner % 2)
+        return mine == theirs
+
+    def _shootout(self) -> None:
+        """Team tie: everyone gets five fresh cards; the lowest card opens (000 wiki)."""
+        deck = shuffled(self.rng, list(range(52)))
+        self.hands = [sum(1 << c for c in deck[5 * s : 5 * s + 5]) for s in range(4)]
+        self.shootouts.append(list(self.hands))
+        self._fives = [None] * 4
+        self.n_active = 4
+        self.finished = []
+        self.discards |= self.trick_cards
+        self.trick_cards = 0
+        self.table_kind, self.table_level, self.table_mask = 0, -1, 0
+        self.locked = self.passes = self.lead_passes = 0
+        self.trick_start = len(self.log)
+        lowest = next(c for c in self.t.by_order if self._in_hands() >> c & 1)
+        self.to_move = self._holder(1 << lowest)
+        self.opening_card = 1 << lowest if self.rules.opening_must_include else 0
+
     # --- queries ------------------------------------------------------------------------
     @property
     def over(self) -> bool:
@@ -319,6 +518,8 @@ class Deal:
         """Every legal move for the seat to move (``PASS`` included where allowed)."""
         if self.outcome is not None:
             return []
+        if self.phase:
+            return self._special_moves()
         seat = self.to_move
         h = self.hands[seat]
         kind = self.table_kind
@@ -328,7 +529,7 @@ class Deal:
                 oc = self.opening_card
                 plays = [m for m in plays if m & oc]
             may_pass = False
-        elif kind == 1 and 1 not in self.t.bomb_targets:
+        elif kind == 1 and self.t.plain_singles:
             # The commonest turn: answering a single (what beating_plays does, inlined).
             m = h & self.t.above[self.table_key]
             if m.bit_count() > 5:
@@ -445,6 +646,8 @@ class Deal:
     def push(self, move: int) -> None:
         """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
         seat = self.to_move
+        if self.phase and self._push_special(seat, move):
+            return
         if not move:
             self._pass(seat)
             return
@@ -459,9 +662,10 @@ class Deal:
         else:
             self.table_kind, self.table_key = 1, self.t.power[move.bit_length() - 1]
         self.log.append((seat, move, 0))
+        if self.opening_card:
+            self.opening_card = 0
         if self.starter < 0:
             self.starter = seat
-            self.opening_card = 0
         self.table_mask = move
         self.table_seat = seat
         self.trick_cards |= move
@@ -473,6 +677,9 @@ class Deal:
             if not self.rules.play_to_end or self.n_active <= 1:
                 self.finished += [s for s in range(len(hands)) if hands[s]]
                 self.trick_winners.append((seat, move))
+                if self.rules.settlement is Settlement.TEAMS and self._teams_tied(seat):
+                    self._shootout()
+                    return
                 self._finish(Termination.PLAYED_OUT, self.finished[0], "")
                 return
         if self._strict:
@@ -495,6 +702,8 @@ class Deal:
             self.to_move = nxt
         else:
             self.to_move = self.next_seat(seat)
+        if self.rules.bombs_out_of_turn:
+            self._offer_bombs(seat)
 
     def _pass(self, seat: int) -> None:
         drew = self._draw(seat) if self._draws else 0
@@ -567,6 +776,15 @@ class Deal:
     # --- convenience --------------------------------------------------------------------
     def cards_left(self) -> list[int]:
         return [h.bit_count() for h in self.hands]
+
+
+def _bit_list(m: int) -> list[int]:
+    out = []
+    while m:
+        low = m & -m
+        out.append(low)
+        m ^= low
+    return out
 
 
 _POINTS = ((8, 1), (9, 2), (10, 3), (11, 4), (12, 5))

@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import card_text, iter_cards, move_id
-from .combos import Play
+from .combos import Play, kind_name
 from .state import PASS, Deal
-
-KIND_NAMES = {1: "single", 2: "pair", 3: "triple", 4: "four", 5: "five", 13: "dragon"}
 
 
 def cards_json(mask: int, deal: Deal) -> list[str]:
@@ -24,7 +22,7 @@ def cards_json(mask: int, deal: Deal) -> list[str]:
 
 
 def play_json(play: Play, deal: Deal) -> dict[str, Any]:
-    kind = KIND_NAMES[play.kind]
+    kind = kind_name(play.kind)
     out: dict[str, Any] = {"cards": cards_json(play.mask, deal), "kind": kind}
     if play.kind == 5 and play.level >= 0:
         out["type"] = deal.rules.five_card_order[play.level].value
@@ -37,6 +35,23 @@ def turn_json(seat: int, move: int, deal: Deal) -> dict[str, Any]:
     if move == PASS:
         return {"seat": seat, "pass": True}
     return {"seat": seat, "cards": cards_json(move, deal)}
+
+
+def decision_json(i: int, viewer: int, deal: Deal) -> dict[str, Any]:
+    """A decision turn before play; its cards are shown only to the seats they passed between."""
+    seat, move, _ = deal.log[i]
+    out: dict[str, Any] = {"seat": seat, "decision": True}
+    if seat == viewer or any(g == seat and r == viewer and c == move for g, r, c in deal.exchanges):
+        out["cards"] = cards_json(move, deal)
+    return out
+
+
+def _history(deal: Deal, viewer: int) -> list[dict[str, Any]]:
+    log = deal.log
+    return [
+        decision_json(i, viewer, deal) if i < deal.play_start else turn_json(s, m, deal)
+        for i, (s, m, _) in enumerate(log)
+    ]
 
 
 def legal_moves_json(deal: Deal, moves: list[int] | None = None) -> list[dict[str, Any]]:
@@ -57,7 +72,7 @@ def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict
     """Everything ``seat`` may know about ``deal`` now, as JSON-ready data."""
     n = deal.rules.players
     table = deal.table
-    history = [turn_json(s, m, deal) for s, m, _ in deal.log]
+    history = _history(deal, seat)
     own_draws = [
         {"turn": i, "cards": cards_json(d, deal)}
         for i, (s, _m, d) in enumerate(deal.log)
@@ -89,6 +104,23 @@ def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict
     }
     if deal.spare and (deal.rules.spare_face_up or deal.spare_to == seat):
         obs["spare"] = {"cards": cards_json(deal.spare, deal), "seat": deal.spare_to}
+    obs["phase"] = ("play", "decision", "out-of-turn")[deal.phase]
+    if deal.phase == 1 and deal.to_move == seat:
+        d = deal.decisions[0]
+        obs["decision"] = (
+            {"kind": "give", "cards": d.number, "to": d.to}
+            if d.kind == "give"
+            else {"kind": "trade", "card": cards_json(deal.legal_moves()[0], deal)}
+        )
+    mine = [
+        {"from": g, "to": r, "cards": cards_json(c, deal)}
+        for g, r, c in deal.exchanges
+        if seat in (g, r)
+    ]
+    if mine:
+        obs["exchanges"] = mine
+    if deal.shootouts:
+        obs["shootouts"] = len(deal.shootouts)
     if with_legal_moves and not deal.over and deal.to_move == seat:
         obs["legal_moves"] = legal_moves_json(deal)
     if deal.outcome is not None:
