@@ -50,6 +50,9 @@ def allowed_for(deal: Deal, seat: int) -> set[str]:
             allowed |= texts(drew)
     if deal.spare and (deal.rules.spare_face_up or deal.spare_to == seat):
         allowed |= texts(deal.spare)
+    for giver, receiver, cards in deal.exchanges:
+        if seat in (giver, receiver):
+            allowed |= texts(cards)
     return allowed
 
 
@@ -96,17 +99,24 @@ def test_hidden_sets_stay_hidden_in_short_handed_games() -> None:
         find_ruleset("standard", players=2, cards_per_player=13, leftover="set-aside"),
         find_ruleset("three-player-stock"),
         find_ruleset("standard", players=3, spare_face_up=False),
+        find_ruleset("standard", players=3, leftover="set-aside", spare_trade=True),
+        find_ruleset("standard", players=3, exchange="loser-to-winner"),
+        find_ruleset("standard", play_to_end=True, exchange="president-choice"),
+        find_ruleset("standard", settlement="teams"),
     ]
     rng = random.Random(7)
     for rules in variants:
-        for _ in range(15):
-            deal = Deal.new(rules, rng.getrandbits(32), DealContext(0))
-            hidden = deal.set_aside | sum(1 << c for c in deal.stock)
-            assert hidden or deal.spare or rules.players == 4
+        ctx = DealContext(0)
+        for i in range(15):
+            deal = Deal.new(rules, rng.getrandbits(32), ctx)
             while not deal.over:
                 check_all_seats(deal)
                 moves = deal.legal_moves()
                 deal.push(moves[rng.randrange(len(moves))])
+            out = deal.outcome
+            assert out is not None
+            loser = max(range(rules.players), key=lambda s: out.cards_left[s])
+            ctx = DealContext(i + 1, out.winner, loser, out.finish_order)
 
 
 def test_checker_catches_a_leak() -> None:
