@@ -284,10 +284,43 @@ move_request = {
             "description": "Every legal move, lowest plays first (fewer cards, then lower top card), pass last when allowed.",
         },
         "outcome": {"$ref": "#/$defs/outcome"},
+        "phase": {
+            "enum": ["play", "decision", "out-of-turn"],
+            "description": "What this turn is: normal play; a decision before play (a card "
+            "exchange, see 'decision'); or an offer to play out of turn (a bomb) — pass to "
+            "decline.",
+        },
+        "decision": {
+            "type": "object",
+            "required": ["kind"],
+            "properties": {
+                "kind": {"enum": ["give", "trade"]},
+                "cards": {"type": "integer", "description": "give: how many cards to give."},
+                "to": {"$ref": "#/$defs/seat", "description": "give: who receives them."},
+                "card": {"$ref": "#/$defs/cards", "description": "trade: the card offered."},
+            },
+            "description": "In the decision phase: what to decide (the legal moves are the "
+            "allowed choices).",
+        },
+        "exchanges": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["from", "to", "cards"],
+                "properties": {
+                    "from": {"$ref": "#/$defs/seat"},
+                    "to": {"$ref": "#/$defs/seat"},
+                    "cards": {"$ref": "#/$defs/cards"},
+                },
+            },
+            "description": "Card exchanges before play that involved you.",
+        },
+        "shootouts": {**NN, "description": "Team play: shoot-outs so far in this deal."},
     },
     "$defs": defs("card", "cards", "move_id", "seat", "options", "rules", "turn", "outcome"),
 }
-move_request["required"] = [k for k in move_request["properties"] if k not in ("spare", "outcome")]
+OPTIONAL = ("spare", "outcome", "decision", "exchanges", "shootouts")
+move_request["required"] = [k for k in move_request["properties"] if k not in OPTIONAL]
 
 move_answer = {
     "$schema": D,
