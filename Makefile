@@ -12,8 +12,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+DEMO_ARGS ?=
+
 demo: $(STAMP)
-	$(BIN)/python -m referee demo
+	$(BIN)/arena demo $(DEMO_ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -21,7 +23,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/engine.py --json
+	$(BIN)/python bench/referee_overhead.py --json
+	$(BIN)/python bench/http_caller.py --json
+	$(BIN)/python bench/bot_ladder.py --json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
