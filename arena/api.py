@@ -210,7 +210,9 @@ def create_bot() -> tuple[Response, int]:
     if problem:
         raise ApiError(400, "bad_name", problem)
     s = session()
-    if s.scalar(select(Bot.id).where(Bot.name == name)) is not None:
+    taken = s.scalar(select(Bot.id).where(Bot.name == name)) is not None
+    s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
+    if taken:
         raise ApiError(409, "name_taken", f"a bot called {name!r} exists already")
     problem = bot_service.url_problem(app, url)
     if problem:
@@ -276,10 +278,12 @@ def update_bot(bot_id: int) -> Response:
         problem = bot_service.url_problem(app, url)
         if problem:
             raise ApiError(422, "url_refused", problem)
+        s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
         result = bot_service.run_health_check(app, url)
         if not result.ok:
             raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
                            health=result.to_json())
+        bot = get_bot(bot_id)  # fresh, in a new transaction
         bot_service.new_version(s, bot, url, result)
     if paused is not None and paused != bot.owner_paused:
         bot.owner_paused = paused

@@ -171,7 +171,7 @@ def show_config() -> None:
 @click.option("--once", is_flag=True, help="exit when the demo matches are done")
 @click.option("--port", default=5000, show_default=True, type=int,
               help="web server port (0: any free port)")
-@click.option("--matches", default=4, show_default=True, type=int,
+@click.option("--matches", default=6, show_default=True, type=int,
               help="ladder matches to play before printing the standings")
 @click.option("--workers", default=2, show_default=True, type=int)
 @click.option("--deals", default=4, show_default=True, type=int, help="deals per match")

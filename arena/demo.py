@@ -16,8 +16,10 @@ service).
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -78,6 +80,7 @@ def standings_table(app: Any, family: str = "classic") -> str:
 
 def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
              instance: str | None) -> int:
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no request log lines
     inst = instance or tempfile.mkdtemp(prefix="arena-demo-")
     admin = secrets.token_urlsafe(24)
     app = create_app({
@@ -97,7 +100,7 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        _say(f"instance folder: {inst}")
+        _say(f"instance folder: {inst}" + ("" if instance else " (temporary)"))
         upgrade(get_db(app))
         _say(f"database: {database_url(app)} (migrated)")
         redis_url = get_queue(app).url
@@ -182,3 +185,5 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         if emb is not None:
             emb.stop()
         get_db(app).dispose()
+        if instance is None:  # a temp folder of our own
+            shutil.rmtree(inst, ignore_errors=True)

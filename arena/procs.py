@@ -36,16 +36,47 @@ class Child:
         return self.proc.poll() is None
 
     def stop(self, grace_s: float = 10.0) -> None:
-        if self.proc.poll() is not None:
-            return
+        """SIGTERM, SIGKILL after ``grace_s``; then SIGKILL whatever the child left behind
+        (an RQ worker's scheduler process or work horse outlives a killed worker)."""
+        family = descendants(self.proc.pid)
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """The children, grandchildren... of ``pid`` now (Linux /proc; empty elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
         try:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        except ProcessLookupError:
-            pass
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",

@@ -16,6 +16,7 @@ find it there and use it; the process that started it stops it when it exits.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -126,8 +127,10 @@ class EmbeddedRedis:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if self.socket.exists():
-            self.socket.unlink()
+        for leftover in (self.socket, self.dir / "redis.log"):
+            leftover.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.dir.rmdir()  # only if nothing else lives there
 
 
 def ensure_embedded(app: Flask) -> str:

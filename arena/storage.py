@@ -124,6 +124,7 @@ def init_app(app: Flask) -> None:
         echo=bool(app.config["DATABASE_ECHO"]),
         busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
     )
+    app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)
 
 

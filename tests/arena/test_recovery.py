@@ -19,7 +19,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 
 from arena.models import Match
-from arena.procs import Child
+from arena.procs import Child, descendants
 from arena.reconcile import reconcile
 from arena.storage import get_db
 from sample_bots.sdk import serve_in_thread
@@ -84,8 +84,10 @@ def test_worker_killed_mid_match_completes_once(
                        what="a worker to claim the match")
     time.sleep(0.5)  # well inside the match
     horse_pid = int(str(running.lease_owner).rsplit(":", 1)[1])
-    os.kill(horse_pid, signal.SIGKILL)  # the work horse running the match ...
-    os.kill(first.pid, signal.SIGKILL)  # ... and its worker, with no chance to clean up
+    family = [first.pid, *descendants(first.pid)]
+    assert horse_pid in family
+    for pid in family:  # the worker, its scheduler and the horse running the match: as if
+        os.kill(pid, signal.SIGKILL)  # the machine died, with no chance to clean up
     first.proc.wait()
     assert state(app, match_id).state == "running"
     assert counts(app, match_id) == (0, 0)
