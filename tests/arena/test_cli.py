@@ -65,3 +65,43 @@ def test_demo_once_runs_everything_and_exits(tmp_path: Path) -> None:
     assert "open http://127.0.0.1:" in out
     for name in ("planner", "greedy", "random"):
         assert f"bot {name}" in out
+
+
+def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> None:
+    """``web:`` from the Procfile, as a real gunicorn process on a loopback port."""
+    import shlex
+    import socket
+    import time
+
+    import requests
+
+    from arena.procs import Child
+
+    procfile = Path(__file__).resolve().parents[2] / "Procfile"
+    line = next(x for x in procfile.read_text().splitlines() if x.startswith("web:"))
+    argv = shlex.split(line.split(":", 1)[1])
+    assert argv[0] == "gunicorn"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**worker_env(app), "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "1"}
+    bindir = Path(sys.executable).parent
+    proc = subprocess.Popen([str(bindir / argv[0]), *argv[1:]], env=env, cwd=procfile.parent,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    child = Child("gunicorn", proc)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = requests.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.2)
+        assert r.status_code == 200 and r.json()["checks"]["redis"] == "ok"
+        r = requests.post(f"http://127.0.0.1:{port}/api/bots", data="{", timeout=5,
+                          headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "malformed_json"
+    finally:
+        child.stop()
