@@ -42,7 +42,9 @@ class Clock:
         if r.set(LOCK_KEY, self.me, nx=True, px=ttl_ms):
             return True
         holder = r.get(LOCK_KEY)
-        if holder is not None and holder.decode() == self.me:
+        if isinstance(holder, bytes):
+            holder = holder.decode()
+        if holder == self.me:
             r.pexpire(LOCK_KEY, ttl_ms)
             return True
         return False

@@ -51,7 +51,7 @@ def _id(name: str) -> dict[str, Any]:
             "schema": {"type": "integer", "minimum": 1}}
 
 
-BEARER = [{"bearer": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 E400 = _error("malformed request (bad JSON, unknown or missing field, wrong type)")
 E401 = _error("no token")
 E403 = _error("wrong token")

@@ -35,7 +35,7 @@ from .models import MatchResult, MatchSeat, Rating, RatingEvent, RatingFamily, u
 
 
 def expected(r_i: float, r_j: float) -> float:
-    return 1.0 / (1.0 + 10.0 ** ((r_j - r_i) / 400.0))
+    return 1.0 / (1.0 + float(10.0 ** ((r_j - r_i) / 400.0)))
 
 
 def elo_deltas(ratings: Sequence[float], ranks: Sequence[int], k: float) -> list[float]:
