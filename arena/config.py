@@ -104,8 +104,6 @@ class Defaults:
     queued this long (a grace period for jobs being enqueued right now)."""
     RECONCILE_INTERVAL_S: float = 30.0
     """How often the clock runs the reconciler."""
-    LOG_KEEP_DAYS: int = 0
-    """Days to keep match logs (0: forever).  Documentation only for now."""
 
     # --- ratings -------------------------------------------------------------------------
     ELO_INITIAL: float = 1500.0

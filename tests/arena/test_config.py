@@ -64,3 +64,9 @@ def test_convert_refuses_nonsense(raw: str, default: object) -> None:
 
 def test_unknown_environment_variables_are_ignored() -> None:
     assert from_environment({"NOT_A_SETTING": "1", "ELO_K": "10"}) == {"ELO_K": 10.0}
+
+
+def test_operations_manual_lists_every_setting() -> None:
+    manual = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    missing = [name for name in default_settings() if f"`{name}`" not in manual]
+    assert not missing, f"docs/operations.md does not describe {missing}"
