@@ -68,6 +68,13 @@ def _counts(app: Any) -> dict[str, int]:
     return dict(rows)
 
 
+def _leader(app: Any, family: str = "classic") -> str:
+    with get_db(app).begin() as s:
+        top = s.scalars(select(Rating).where(Rating.family == family)
+                        .order_by(Rating.rating.desc(), Rating.bot_id).limit(1)).first()
+        return "-" if top is None else f"{top.bot.name} ({top.rating:.1f})"
+
+
 def standings_table(app: Any, family: str = "classic") -> str:
     with get_db(app).begin() as s:
         rows = s.scalars(select(Rating).where(Rating.family == family)
@@ -106,7 +113,11 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         redis_url = get_queue(app).url
         _say(f"redis: {redis_url}" + ("" if app.config["REDIS_URL"] else " (embedded)"))
 
-        server = make_server("127.0.0.1", port, app, threaded=True)
+        try:
+            server = make_server("127.0.0.1", port, app, threaded=True)
+        except OSError as exc:  # the port is taken: any free one will do for a demo
+            _say(f"port {port} unavailable ({exc.strerror}); using a free port")
+            server = make_server("127.0.0.1", 0, app, threaded=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.port}"
         _say(f"web: {base}")
@@ -174,8 +185,12 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
             return 1 if failed else 0
         children.append(start_arena(["clock"], env=env, name="clock"))
         _say("the ladder keeps going (clock started); Ctrl-C to stop")
+        seen = _counts(app).get("finished", 0)
         while not stop.wait(1.0):
-            pass
+            finished = _counts(app).get("finished", 0)
+            if finished != seen:
+                seen = finished
+                _say(f"{finished} matches finished; leader: {_leader(app)}")
         return 0
     finally:
         stop_all(children)

@@ -31,7 +31,6 @@ from redis import Redis
 from sqlalchemy import create_engine, text
 
 from arena import create_app
-from arena.models import Base
 from arena.procs import Child, start_arena, start_bot, stop_all
 from arena.queue import EmbeddedRedis
 from arena.storage import get_db, upgrade
@@ -116,10 +115,11 @@ def pg_database() -> Iterator[str]:
 
 
 def _empty_pg(url: str) -> None:
+    """Drop everything in the run's own database (whatever the migrations created)."""
     engine = create_engine(url)
     with engine.begin() as conn:
-        Base.metadata.drop_all(conn)
-        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
 
 

@@ -14,6 +14,7 @@ from arena.cli import main
 from arena.storage import current_revision, get_db
 
 from .conftest import worker_env
+from .test_migrations import head_revision
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_init_db_is_idempotent(app: Flask, env: dict[str, str],
                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init-db"]) == 0
     assert main(["migrate"]) == 0
-    assert current_revision(get_db(app)) == "0001"
+    assert current_revision(get_db(app)) == head_revision(get_db(app))
     assert "database ready" in capsys.readouterr().out
 
 
