@@ -183,3 +183,30 @@ def test_the_clock_runs_what_is_due_and_only_one_clock_leads(
     assert b.tick() == []  # not the leader
     with get_db(app).begin() as s:
         assert s.scalar(select(func.count()).select_from(Match)) == 1
+
+
+def test_workers_with_clocks_keep_the_ladder_going(
+    app: Flask, four_bots: list[int]
+) -> None:
+    """No manual rounds: ``arena worker`` starts the clock, the clock makes matches, the
+    workers play them, again and again."""
+    from arena.procs import start_arena, stop_all
+
+    from .conftest import worker_env
+
+    env = {**worker_env(app), "WORKER_CLOCK": "1", "LADDER_INTERVAL_S": "0.5",
+           "CLOCK_TICK_S": "0.2", "LADDER_DEALS": "1"}
+    workers = [start_arena(["worker"], env=env, name=f"w{i}") for i in range(2)]
+    try:
+        def finished() -> int:
+            with get_db(app).begin() as s:
+                return int(s.scalar(select(func.count()).select_from(Match)
+                                    .where(Match.state == "finished", Match.kind == "ladder"))
+                           or 0)
+
+        wait_for(lambda: finished() >= 3, 90, what="three ladder matches")
+    finally:
+        stop_all(workers)
+    with get_db(app).begin() as s:
+        seats = Counter(s.scalars(select(MatchSeat.bot_id)))
+    assert set(seats) == set(four_bots)

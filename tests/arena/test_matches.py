@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 import threading
 
 from flask import Flask
@@ -188,3 +189,33 @@ def test_job_timeout_covers_the_worst_case(app: Flask, four_bots: list[int]) -> 
         t = job_timeout(m, app.config)
     # 3 deals * 200 turns * 1 s + 4 banks * 10 s + 12 calls * 5 s + margin 120 s.
     assert t == 600 + 40 + 60 + 120
+
+
+@both_backends
+def test_concurrent_finishes_keep_ratings_equal_to_the_recompute(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str], start_worker: object
+) -> None:
+    """Two workers finish overlapping matches at the same time: the family lock orders
+    the rating updates, so the stored ratings equal a replay in result order."""
+    from .conftest import register
+
+    ids = [register(client, f"{n}-{i}", sample_bots[n])[0]
+           for i in range(2) for n in ("random", "greedy", "planner")]
+    rng = random.Random(4)
+    matches = []
+    for n in range(8):
+        r = client.post("/api/matches", json={"bots": rng.sample(ids, 4), "deals": 1, "seed": n},
+                        headers=admin_headers())
+        assert r.status_code == 202
+        matches.append(r.get_json()["id"])
+    start_worker()  # type: ignore[operator]
+    start_worker()  # type: ignore[operator]
+
+    def all_done() -> bool:
+        return all(client.get(f"/api/matches/{m}").get_json()["state"] == "finished"
+                   for m in matches)
+
+    wait_for(all_done, 120, every_s=0.3, what="eight matches on two workers")
+    with get_db(app).begin() as s:
+        assert check(s, "classic", initial=1500.0, k=32.0) == []
+        assert sum(r.games for r in s.scalars(select(Rating))) == 8 * 4
