@@ -31,7 +31,8 @@ How it thinks (every decision is a fresh look at the request; the bot keeps no s
    to scoring the listed moves.
 
 The bot never imports the referee: it would run unchanged against any implementation of the
-protocol.  Decisions take a few milliseconds (the planning search is bounded by ``budget_s``).
+protocol.  Decisions take a few milliseconds (the planning search is bounded by ``max_nodes``
+and ``budget_s``).
 """
 
 from __future__ import annotations
@@ -386,39 +387,51 @@ class Unseen:
         return (self.mask >> (p + 4 if not self.rules.ties else c + 1)).bit_count() if p < 51 else 0
 
     def beatable(self, combo: Combo) -> bool:
+        return self.threats(combo) > 0
+
+    def threats(self, combo: Combo) -> int:
+        """How many unseen combinations (counted roughly: cards, ranks, types) beat ``combo``;
+        0 means it is a winner."""
         rules = self.rules
         size = combo.size
         if size in rules.bomb_targets and self.can_bomb():
-            return True
+            return 1 + self._threats(combo)
+        return self._threats(combo)
+
+    def _threats(self, combo: Combo) -> int:
+        rules = self.rules
+        size = combo.size
         if size == 1:
-            return self.higher_singles(bits(combo.mask)[0]) > 0
+            return self.higher_singles(combo.mask.bit_length() - 1)
         if size == 2:
             k = combo.key[0]
+            n = 0
             for r in range(k >> 2, 13):
                 top = top_suit(self.nibs[r]) if rules.ties else 0
                 if self.counts[r] >= 2 and r * 4 + top > k:
-                    return True
-            return False
+                    n += 1
+            return n
         if size == 3:
-            return any(self.counts[r] >= 3 for r in range(combo.key[0] + 1, 13))
+            return sum(1 for r in range(combo.key[0] + 1, 13) if self.counts[r] >= 3)
         if size == 4:
-            return any(self.counts[r] == 4 for r in range(combo.key[0] - 64 + 1, 13))
+            return sum(1 for r in range(combo.key[0] - 64 + 1, 13) if self.counts[r] == 4)
         if size == 5:
             if rules.five_compare == "highest-card":
-                return self.mask.bit_count() >= 5 and self.higher_singles(
-                    max(bits(combo.mask))
-                ) > 0
+                if self.mask.bit_count() < 5:
+                    return 0
+                return self.higher_singles(combo.mask.bit_length() - 1)
             levels = (
                 [combo.level]
                 if rules.five_compare == "same-type-only"
                 else range(combo.level, rules.n_levels)
             )
+            n = 0
             for lv in levels:
                 best = self.best_five(lv)
                 if best is not None and (lv > combo.level or best > combo.key[1:]):
-                    return True
-            return False
-        return False
+                    n += 1 if lv == combo.level else 2
+            return n
+        return 0
 
     def can_bomb(self) -> bool:
         if self._bomb is None:
@@ -499,6 +512,9 @@ class Params:
     """Extra cost of a loser for being low (a low loser is harder to get rid of)."""
     winner: float = 0.5
     """Credit for a winner: it regains the lead."""
+    control_decay: float = 0.0
+    """A play that only ``n`` unseen plays beat counts as ``control_decay ** n`` of a winner
+    (0: only sure winners count)."""
     break_tolerance: float = 0.35
     """Largest plan damage accepted to beat a play in ordinary circumstances."""
     danger_tolerance: float = 0.75
@@ -514,7 +530,7 @@ class Params:
     """... and the plan still has more than this many losers."""
     danger: int = 3
     """An opponent with this many cards or fewer is about to go out: play to stop them."""
-    lead_size_bonus: float = 0.15
+    lead_size_bonus: float = 0.3
     """When leading a loser, prefer bigger plays by this much strength per extra card."""
     pressure_opp: int = 6
     """Above a penalty threshold, shed hard once an opponent holds this many cards or fewer."""
@@ -522,7 +538,13 @@ class Params:
     pressure_size: float = 0.3
     max_fives: int = 40
     """Five-card hands searched at most (the most useful ones; matters for big hands)."""
-    budget_s: float = 0.02
+    max_exact: int = 60
+    """Listed moves evaluated with a full plan of the rest (lowest first; the others get an
+    estimate); matters only for long lists, e.g. answering a five with 26 cards."""
+    max_nodes: int = 1000
+    """Planning search nodes per decision (a 13-card hand needs a few dozen, 26 cards thousands)."""
+    budget_s: float = 0.03
+    """Wall-clock cap of the planning search, whatever the node count."""
     """Time budget of the planning search."""
 
 
@@ -538,25 +560,33 @@ class Planner:
         self._memo: dict[int, tuple[float, tuple[int, ...]]] = {}
         self.fives: list[Combo] = []
         self.deadline = time.perf_counter() + params.budget_s
+        self.nodes = 0
 
     def set_fives(self, fives: list[Combo], hand: int) -> None:
         """The five-card hands to search, best first, at most ``max_fives`` of them (ranked by
         how much each one alone improves the plan without fives)."""
         if len(fives) > self.prm.max_fives:
-            base = self.rest_plan(hand)[0]
-            fives = sorted(
-                fives,
-                key=lambda f: self.cost_of(f)[0] + self.rest_plan(hand & ~f.mask)[0] - base,
-            )[: self.prm.max_fives]
+
+            def gain(f: Combo) -> float:
+                # Only the ranks the five touches change in the plan without fives.
+                d = self.cost_of(f)[0]
+                for r in {c >> 2 for c in bits(f.mask)}:
+                    d += self.rank_plan(r, nibble(hand & ~f.mask, r))[0]
+                    d -= self.rank_plan(r, nibble(hand, r))[0]
+                return d
+
+            fives = sorted(fives, key=gain)[: self.prm.max_fives]
         self.fives = fives
 
     def out_of_time(self) -> bool:
-        return time.perf_counter() >= self.deadline
+        """The search budget is spent: a node count (deterministic, so replays and the
+        ladder repeat exactly) with a wall-clock cap for slow machines."""
+        return self.nodes >= self.prm.max_nodes or time.perf_counter() >= self.deadline
 
     # -- combo cost -------------------------------------------------------------------
     def strength(self, c: Combo) -> float:
         """0 (lowest) .. 1 (highest) within its size, for ordering and tie-breaks."""
-        top = max(bits(c.mask))
+        top = c.mask.bit_length() - 1
         if c.size == 5:
             return (c.level + (top >> 2) / 13) / self.rules.n_levels
         return top / 51
@@ -568,12 +598,15 @@ class Planner:
         got = self._cost.get(c.mask)
         if got is None:
             prm = self.prm
-            w = self.winner(c)
-            if w:
-                cost = prm.per_play - prm.winner
-            else:
-                cost = prm.per_play + prm.loser + prm.lowness * (1 - self.strength(c))
-            got = self._cost[c.mask] = (cost, w)
+            threats = self.unseen.threats(c)
+            # q: a rough chance that the play holds the trick (1 for a winner).
+            q = prm.control_decay**threats
+            cost = (
+                prm.per_play
+                - prm.winner * q
+                + (prm.loser + prm.lowness * (1 - self.strength(c))) * (1 - q)
+            )
+            got = self._cost[c.mask] = (cost, threats == 0)
         return got
 
     def combo(self, mask: int) -> Combo | None:
@@ -620,7 +653,8 @@ class Planner:
         if got is not None:
             return got
         best = self.rest_plan(mask)
-        if mask.bit_count() >= 5 and time.perf_counter() < self.deadline:
+        if mask.bit_count() >= 5 and not self.out_of_time():
+            self.nodes += 1
             low = mask & -mask
             for f in self.fives:
                 if f.mask & mask != f.mask:
@@ -689,6 +723,7 @@ class Decision:
         ]
         self.min_opp = min(self.opp_counts, default=13)
         self.next_count = self._next_count(counts)
+        self.exact_left = params.max_exact
         self.moves: list[tuple[str, int]] = []
         self.pass_id: str | None = None
         for m in request["legal_moves"]:
@@ -696,6 +731,9 @@ class Decision:
                 self.moves.append((m["id"], cards.mask(m["cards"])))
             else:
                 self.pass_id = m["id"]
+        # Lowest plays first (whatever order the list came in): they get exact evaluation.
+        # (Bit sets compare like their cards listed high to low.)
+        self.moves.sort(key=lambda x: (x[1].bit_count(), x[1]))
         self.by_mask = {mask: mid for mid, mask in self.moves}
         table = request.get("table")
         self.table = table if isinstance(table, dict) and table.get("cards") else None
@@ -736,15 +774,16 @@ class Decision:
         extra loser once the search budget is spent)."""
         if any(c.mask == mask for c in plan):
             return base - own
-        if self.planner.out_of_time():
+        if self.planner.out_of_time() or self.exact_left <= 0:
             return base - own + self.prm.per_play + self.prm.loser
+        self.exact_left -= 1
         return self.planner.plan(self.hand & ~mask)[0]
 
-    def move_cost(self, mask: int) -> float:
+    def move_cost(self, mask: int, base: float, plan: list[Combo]) -> float:
         """Plan damage of playing ``mask`` now: its cost plus the plan of the rest."""
         c = self.combo(mask)
         own = self.planner.cost_of(c)[0] if c is not None else self.prm.per_play + self.prm.loser
-        return own + self.planner.plan(self.hand & ~mask)[0]
+        return own + self.after(mask, base, plan, own)
 
     # -- choice -----------------------------------------------------------------------------
     def choose(self) -> str:
@@ -760,14 +799,15 @@ class Decision:
         return self.follow()
 
     def lead(self) -> str:
-        _, plan = self.plan_of(self.hand)
+        base, plan = self.plan_of(self.hand)
         winners, losers = self.winners_losers(plan)
         legal = [c for c in plan if c.mask in self.by_mask]
         if not legal:
             # None of the plan's plays is allowed (opening card, duties, a rule the model
             # misses): score every listed play by the plan it leaves.
             scored = sorted(
-                (self.move_cost(mask) - 0.01 * mask.bit_count(), mask) for _, mask in self.moves
+                (self.move_cost(mask, base, plan) - 0.01 * mask.bit_count(), mask)
+                for _, mask in self.moves
             )
             return self.by_mask[scored[0][1]]
         rules = self.rules
@@ -846,7 +886,7 @@ class Decision:
         if self.min_opp == 1 and table_size == 1:
             singles = [x for x in scored if x[1].size == 1]
             if singles:
-                return max(singles, key=lambda x: max(bits(x[1].mask)))[2]
+                return max(singles, key=lambda x: x[1].mask)[2]
         scored.sort(key=lambda x: (-x[0], self._str(x[1])))
         gain, c, mid, is_winner = scored[0]
         if self.pass_id is None:

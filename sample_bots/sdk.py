@@ -84,7 +84,7 @@ class Cards:
     rule set's total card order, ``c >> 2`` is the rank and ``c & 3`` the suit rank.
     """
 
-    __slots__ = ("suit_order", "suit_rank")
+    __slots__ = ("_cache", "suit_order", "suit_rank")
 
     def __init__(self, suit_order: str = STANDARD_SUIT_ORDER) -> None:
         so = suit_order.upper() if isinstance(suit_order, str) else ""
@@ -92,6 +92,7 @@ class Cards:
             so = STANDARD_SUIT_ORDER
         self.suit_order = so
         self.suit_rank = {s: i for i, s in enumerate(so)}
+        self._cache: dict[str, int] = {}
 
     @classmethod
     def for_request(cls, request: Request) -> Cards:
@@ -100,6 +101,12 @@ class Cards:
 
     def card(self, text: str) -> int:
         """``"3D"`` -> int (also accepts ``"10S"`` and lower case)."""
+        got = self._cache.get(text)
+        if got is None:
+            got = self._cache[text] = self._parse(text)
+        return got
+
+    def _parse(self, text: str) -> int:
         t = text.strip().upper()
         rank_text, suit = t[:-1], t[-1:]
         if rank_text == "10":
