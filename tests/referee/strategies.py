@@ -73,6 +73,41 @@ def _variants() -> dict[str, RuleSet]:
         bomb_targets=frozenset({4}),
     )
     add("dragon-3p", dragon_play=True, players=3)
+    # the rarer conventions (000 Todd Latta; 000 wiki var. 1, 8 and 'four-of-a-kind')
+    add(
+        "sf-plus-two",
+        straight_flush_plus_two=True,
+        five_card_order=(S, F, FH, Q),
+        bomb_kinds=frozenset({Q}),
+        bomb_targets=frozenset({1, 2, 3, 5}),
+    )
+    add("chop", chop=True)
+    add("chop-quads", chop=True, four_card=FourCard.QUADS, suit_order="CSHD")
+    add("chop-no-ties", chop=True, suits_break_ties=False)
+    add("runs-3-4", straight_lengths=frozenset({3, 4}))
+    add("runs-6-7-12", straight_lengths=frozenset({6, 7, 12}), four_card=FourCard.QUADS)
+    add("bombs-on-fives", bomb_kinds=frozenset({Q, SF}), bomb_targets=frozenset({1, 5}))
+    add(
+        "bombs-on-fives-same-type",
+        five_card_order=(S, FH, Q, SF),
+        five_card_compare=FiveCompare.SAME_TYPE_ONLY,
+        bomb_kinds=frozenset({Q}),
+        bomb_targets=frozenset({2, 5}),
+    )
+    add(
+        "twos-low-after-bomb",
+        twos_low_after_bomb=True,
+        five_card_order=(TWO_PAIR, S, F, FH, Q, SF),
+        four_card=FourCard.QUADS_AND_TWO_PAIRS,
+        flush_compare=FlushCompare.TOP_CARD,
+    )
+    add(
+        "twos-low-sisters-poker",
+        twos_low_after_bomb=True,
+        five_card_order=(SISTERS, TRIPLE_JUNK, S, F, FH, Q, SF),
+        flush_compare=FlushCompare.POKER,
+    )
+    add("twos-low-highest-card", twos_low_after_bomb=True, five_card_compare="highest-card")
     add("dragon-3p-no-ties", dragon_play=True, players=3, suits_break_ties=False)
     return v
 
@@ -94,7 +129,7 @@ def rulesets(draw: st.DrawFn) -> RuleSet:
     bomb_targets: frozenset[int] = frozenset()
     if five and draw(st.integers(0, 3)) == 0:
         bomb_kinds = draw(st.frozensets(st.sampled_from(five), min_size=1))
-        bomb_targets = draw(st.frozensets(st.sampled_from([1, 2, 3, 4]), min_size=1))
+        bomb_targets = draw(st.frozensets(st.sampled_from([1, 2, 3, 4, 5]), min_size=1))
     options = {
         "suit_order": "".join(draw(st.permutations("DCHS"))),
         "suits_break_ties": draw(st.booleans()),
@@ -108,6 +143,14 @@ def rulesets(draw: st.DrawFn) -> RuleSet:
         "bomb_targets": bomb_targets,
         "dragon_play": draw(st.booleans()),
         "players": draw(st.sampled_from([3, 4])),
+        "chop": draw(st.integers(0, 4)) == 0,
+        "straight_flush_plus_two": draw(st.integers(0, 4)) == 0,
+        "straight_lengths": draw(
+            st.frozensets(st.sampled_from([3, 4, 6, 7, 8, 12]), max_size=2)
+            if draw(st.integers(0, 4)) == 0
+            else st.just(frozenset())
+        ),
+        "twos_low_after_bomb": draw(st.integers(0, 3)) == 0,
     }
     try:
         return RuleSet(name="hypothesis", **options)  # type: ignore[arg-type]
@@ -138,15 +181,17 @@ def biased_deck(rng: random.Random) -> list[int]:
     return deck
 
 
-def pick_table(rng: random.Random, other: list[int], rules: RuleSet) -> list[int] | None:
+def pick_table(
+    rng: random.Random, other: list[int], rules: RuleSet, twos_low: bool = False
+) -> list[int] | None:
     """A play the ``other`` cards can make, choosing the size first so that every size the
     rule set has is exercised; None when the cards make no play."""
-    plays = reference_plays(other, rules)
+    plays = reference_plays(other, rules, twos_low)
     if not plays:
         return None
     by_kind: dict[int, list[frozenset[int]]] = {}
     for p, c in plays.items():
         by_kind.setdefault(c[0], []).append(p)
-    kind = rng.choice(sorted(by_kind))
+    kind = rng.choice(sorted(by_kind, key=repr))
     choices = sorted(by_kind[kind], key=sorted)
     return sorted(rng.choice(choices))

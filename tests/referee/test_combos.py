@@ -49,9 +49,13 @@ class Case:
     b: str | None
     """None: the case is about whether ``a`` is a play at all."""
     expected: bool
+    low: bool = False
+    """In a deal where twos are lowest (``twos_low_after_bomb`` and a bomb was dealt)."""
 
     @property
     def id(self) -> str:
+        if self.low:
+            return "twos low: " + Case(self.src, self.rules, self.a, self.b, self.expected).id
         b = "lead" if self.b is None else self.b
         verb = ">" if self.expected else "!>"
         if self.b is None:
@@ -671,8 +675,129 @@ CASES: list[Case] = [
 ]
 
 
+def low(cases: list[Case]) -> list[Case]:
+    """The same cases in a deal where twos are lowest."""
+    return [Case(c.src, c.rules, c.a, c.b, c.expected, low=True) for c in cases]
+
+
+LOW = rs("twos-low-after-bomb")
+CASES += low(
+    [
+        *chain("000:315 twos lowest, the 2D lowest of all", LOW, "3D", "2S", "2H", "2C", "2D"),
+        *chain("000:315 twos lowest: aces on top", LOW, "AD", "KS", "3D"),
+        *chain("000:315 pairs of twos lowest", LOW, "3D 3C", "2S 2H"),
+        *chain("000:315 triples of twos lowest", LOW, "3D 3C 3H", "2S 2H 2C"),
+        *chain("000:315 full house of twos lowest", LOW, "3D 3C 3H 4D 4C", "2S 2H 2C KD KC"),
+        *chain("000:315 four twos lowest", LOW, "3D 3C 3H 3S 4D", "2D 2C 2H 2S 5D"),
+        *chain(
+            "000:315 flush by its top card: the two no longer tops it",
+            LOW,
+            "AS 5S 6S 8S 9S",
+            "2D JD 7D 5D 3D",
+        ),
+        *chain("000:315 sequences keep their order", LOW, "3S 4D 5D 6D 7D", "2S 3C 4C 5C 6C"),
+        *chain(
+            "000:359 two pair junk by its highest pair: K-K-2-2 > Q-Q-J-J",
+            LOW,
+            "KS KH 2S 2H 3D",
+            "QS QH JS JH AS",
+        ),
+        *chain(
+            "000:358 two pairs (four cards) by the higher pair: K-K-2-2 > Q-Q-J-J",
+            LOW,
+            "KS KH 2S 2H",
+            "QS QH JS JH",
+        ),
+        *chain(
+            "000:399 highest card: kings over a seven",
+            rs("twos-low-highest-card"),
+            "2S 2H 2C KD KC",
+            "3D 4C 5H 6S 7D",
+        ),
+        *valid(
+            "000:362 sisters are consecutive pairs: 2-2-3-3 when twos are lowest",
+            rs("twos-low-sisters-poker"),
+            "2C 2S 3D 3S 8H",
+        ),
+        *invalid(
+            "000:362 A-A-2-2 are not consecutive when twos are lowest",
+            rs("twos-low-sisters-poker"),
+            "AS AH 2D 2C 9H",
+        ),
+    ]
+)
+CASES += [
+    *chain("000:315 without a dealt bomb twos stay high", LOW, "2D", "AS"),
+]
+
+# --- the rarer conventions: smack-down, straight flush plus two, other sequence lengths -------
+CHOP = rs("smack-down")
+LATTA = rs("todd-latta")
+RUNS = rs("runs-3-4")
+CASES += [
+    *[
+        Case("000:354 a smack-down defeats the single 2S", CHOP, chop, "2S", True)
+        for chop in ("4C 4D 4H 4S", "4C 4D 5C 5D 6C 6H", "8C 8D 9C 9D TC TH JC JD")
+    ],
+    *no_beat("000:354 only the 2S as a single", CHOP, "4C 4D 4H 4S", "2H"),
+    *no_beat("000:354 only the 2S as a single", CHOP, "4C 4D 5C 5D 6C 6H", "2S 2H"),
+    *no_beat("000:354 quads plus a card is no smack-down", CHOP, "4C 4D 4H 4S 9D", "2S"),
+    *chain("000:354 smack-back with higher quads", CHOP, "5C 5D 5H 5S", "4C 4D 4H 4S"),
+    *chain(
+        "000:354 smack-back with a higher run of pairs of equal length",
+        CHOP,
+        "5C 5D 6C 6D 7C 7H",
+        "4C 4D 5S 5H 6S 6H",
+    ),
+    *no_beat(
+        "000:354 runs of pairs of another length",
+        CHOP,
+        "8C 8D 9C 9D TC TH JC JD",
+        "4C 4D 5S 5H 6S 6H",
+    ),
+    *no_beat(
+        "000:354 quads do not answer a run of pairs", CHOP, "AC AD AH AS", "4C 4D 5S 5H 6S 6H"
+    ),
+    *invalid("000:354 runs of pairs stop at the ace", CHOP, "KC KD AC AD 2C 2D"),
+    *invalid("000:354 at least three pairs", CHOP, "4C 4D 5S 5H"),
+    *[
+        Case(
+            "000:166 a straight flush plus two beats any single or other combination",
+            LATTA,
+            "3H 4H 5H 6H 7H 9C KD",
+            t,
+            True,
+        )
+        for t in ("2S", "2S 2H", "KC KD KH KS 3D", "9C 9D 9H 4C 4D", "9S TS JS QS KD")
+    ],
+    *chain(
+        "000:166 only a higher straight flush plus two beats it",
+        LATTA,
+        "4S 5S 6S 7S 8S 3C 3D",
+        "3H 4H 5H 6H 7H 9C KD",
+    ),
+    *no_beat(
+        "000:166 four of a kind plus a card does not beat it",
+        LATTA,
+        "KC KD KH KS 3D",
+        "3H 4H 5H 6H 7H 9C KD",
+    ),
+    Case("000:166 four of a kind plus a card beats a single", LATTA, "KC KD KH KS 3D", "2S", True),
+    *invalid("000:166 seven cards without a straight flush", LATTA, "3H 4H 5H 6H 8H 9C KD"),
+    *chain("000:366 sequences of three", RUNS, "QS KD AH", "4D 5C 6H", "3S 4D 5S", "3C 4H 5D"),
+    *chain("000:366 sequences of four", RUNS, "JS QD KC AH", "3D 4C 5H 6S"),
+    *invalid("000:366 a two is not in a sequence", RUNS, "KS AD 2H", "2S 3D 4C"),
+    *no_beat("000:366 only a sequence of the same length", RUNS, "JS QD KC AH", "3D 4C 5H"),
+    *no_beat("000:366 a sequence of three is no triple", RUNS, "QS KD AH", "3D 3C 3H"),
+]
+
+
+def _tables(case: Case):  # type: ignore[no-untyped-def]
+    return tables_for(case.rules, twos_low=True) if case.low else tables_for(case.rules)
+
+
 def _engine_result(case: Case) -> bool:
-    t = tables_for(case.rules)
+    t = _tables(case)
     a = classify(parse_mask(case.a), t)
     if case.b is None:
         return a is not None
@@ -685,10 +810,12 @@ def _engine_result(case: Case) -> bool:
 def test_rule_text_case(case: Case) -> None:
     assert _engine_result(case) is case.expected
     # the reference agrees with the text too (it is what the generator tests trust)
+    a = parse_mask(case.a)
     if case.b is None:
-        assert (reference_classify(parse_mask(case.a), case.rules) is not None) is case.expected
+        assert (reference_classify(a, case.rules, case.low) is not None) is case.expected
     else:
-        assert reference_beats(parse_mask(case.a), parse_mask(case.b), case.rules) is case.expected
+        got = reference_beats(a, parse_mask(case.b), case.rules, case.low)
+        assert got is case.expected
 
 
 GENERATOR_CASES = [c for c in CASES if c.b is None or not parse_mask(c.a) & parse_mask(c.b)]
@@ -697,7 +824,7 @@ GENERATOR_CASES = [c for c in CASES if c.b is None or not parse_mask(c.a) & pars
 @pytest.mark.parametrize("case", GENERATOR_CASES, ids=lambda c: c.id)
 def test_rule_text_case_through_the_generator(case: Case) -> None:
     """A hand holding exactly the cards of ``a`` offers ``a`` exactly when the text says."""
-    t = tables_for(case.rules)
+    t = _tables(case)
     hand = parse_mask(case.a)
     if case.b is None:
         got = hand in leading_plays(hand, t)
@@ -706,6 +833,18 @@ def test_rule_text_case_through_the_generator(case: Case) -> None:
         assert b is not None
         got = hand in beating_plays(hand, t, b.kind, b.key)
     assert got is case.expected
+
+
+def test_chops_are_no_leads() -> None:
+    """000:354 a smack-down 'can be played to defeat the big 2 only when the 2S is played as
+    a single': four cards alone and runs of pairs are never led."""
+    t = tables_for(CHOP)
+    hand = parse_mask("4C 4D 4H 4S 5C 5D 6C 6H 9S")
+    assert all(m.bit_count() not in (4, 6) for m in leading_plays(hand, t))
+    two = classify(parse_mask("2S"), t)
+    assert two is not None
+    answers = beating_plays(hand, t, two.kind, two.key)
+    assert parse_mask("4C 4D 4H 4S") in answers and parse_mask("4C 4D 5C 5D 6C 6H") in answers
 
 
 def test_every_case_source_names_a_text() -> None:

@@ -17,10 +17,13 @@ from hypothesis import strategies as st
 
 from referee import RuleSet, beats, classify, mask_text, parse_mask, tables_for
 from referee.cards import cards_of
+from referee.compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO
 from referee.movegen import beating_plays, leading_plays
 from referee.rules import FiveKind
 
 from .reference import (
+    Classified,
+    Kind,
     as_mask,
     reference_beats_classified,
     reference_classify,
@@ -38,22 +41,24 @@ def check_position(
     rules: RuleSet,
     hand: list[int],
     table: list[int] | None,
-    hand_plays: dict[frozenset[int], tuple] | None = None,
+    hand_plays: dict[frozenset[int], Classified] | None = None,
+    twos_low: bool = False,
 ) -> None:
     """Engine == reference for one hand and one table (None: leading).
 
-    ``hand_plays`` may pass ``reference_plays(hand, rules)`` in, computed once per hand.
+    ``hand_plays`` may pass ``reference_plays(hand, rules, twos_low)`` in, computed once per
+    hand.  ``twos_low``: the tables of a deal where a bomb was dealt (twos_low_after_bomb).
     """
-    t = tables_for(rules)
+    t = tables_for(rules, twos_low=True) if twos_low else tables_for(rules)
     h = as_mask(hand)
     if hand_plays is None:
-        expected = {as_mask(p) for p in reference_legal(hand, table, rules)}
-    elif table is None:
-        expected = {as_mask(p) for p in hand_plays}
+        expected = {as_mask(p) for p in reference_legal(hand, table, rules, twos_low)}
     else:
-        tc = reference_classify(table, rules)
+        tc = None if table is None else reference_classify(table, rules, twos_low)
         expected = {
-            as_mask(p) for p, c in hand_plays.items() if reference_beats_classified(rules, c, tc)
+            as_mask(p)
+            for p, c in hand_plays.items()
+            if reference_beats_classified(rules, c, tc, twos_low)
         }
     if table is None:
         tp = None
@@ -62,7 +67,8 @@ def check_position(
         tp = classify(as_mask(table), t)
         assert tp is not None, f"engine does not classify the table {mask_text(as_mask(table))}"
         got = beating_plays(h, t, tp.kind, tp.key)
-    where = f"{rules.name}: hand {mask_text(h)}, table {table and mask_text(as_mask(table))}"
+    low = " (twos low)" if twos_low else ""
+    where = f"{rules.name}{low}: hand {mask_text(h)}, table {table and mask_text(as_mask(table))}"
     assert len(got) == len(set(got)), f"duplicates in {where}"
     extra, missing = set(got) - expected, expected - set(got)
     assert not extra and not missing, (
@@ -76,32 +82,42 @@ def check_position(
         assert beats(p, tp, t), f"{mask_text(m)} does not beat the table in {where}"
 
 
-def check_classify_agrees(rules: RuleSet, cards: list[int]) -> None:
-    """classify and the reference agree on whether cards are a play, its size and its type."""
-    t = tables_for(rules)
+def engine_kind(kind: Kind) -> int:
+    """The engine's kind code of a reference kind."""
+    if isinstance(kind, int):
+        return kind
+    name, n = kind
+    return {"sf+2": KIND_SF_PLUS_TWO, "run": KIND_RUN + n, "pairs": KIND_PAIR_RUN + n}[name]
+
+
+def check_classify_agrees(rules: RuleSet, cards: list[int], twos_low: bool = False) -> None:
+    """classify and the reference agree on whether cards are a play, its kind and its type."""
+    t = tables_for(rules, twos_low=True) if twos_low else tables_for(rules)
     p = classify(as_mask(cards), t)
-    r = reference_classify(cards, rules)
+    r = reference_classify(cards, rules, twos_low)
     text = mask_text(as_mask(cards))
     assert (p is None) == (r is None), f"{rules.name}: {text}: engine {p}, reference {r}"
     if p is not None and r is not None:
-        assert p.kind == r[0]
+        assert p.kind == engine_kind(r[0]), f"{rules.name}: {text}"
         if r[2] is not None:
             assert rules.five_card_order[p.level] is r[2], f"{rules.name}: {text}"
 
 
-def check_hand(rng: random.Random, rules: RuleSet, hand: list[int], tables: int) -> None:
+def check_hand(
+    rng: random.Random, rules: RuleSet, hand: list[int], tables: int, twos_low: bool = False
+) -> None:
     """Leading and ``tables`` random table plays (drawn from other biased cards)."""
-    hand_plays = reference_plays(hand, rules)
-    check_position(rules, hand, None, hand_plays)
+    hand_plays = reference_plays(hand, rules, twos_low)
+    check_position(rules, hand, None, hand_plays, twos_low)
     held = set(hand)
     for _ in range(tables):
         other = [c for c in biased_deck(rng) if c not in held][:12]
-        table = pick_table(rng, other, rules)
+        table = pick_table(rng, other, rules, twos_low)
         if table is not None:
-            check_position(rules, hand, table, hand_plays)
+            check_position(rules, hand, table, hand_plays, twos_low)
 
 
-HAND_SIZES = [13, 13, 13, 5, 8, 17]
+HAND_SIZES = [13, 13, 7, 16]
 
 FIXED_HANDS = [
     # straight flushes, quads, a flush, full houses
@@ -112,6 +128,8 @@ FIXED_HANDS = [
     "AS 2S 3S 4S 5S 6S 4D 4C 4H 7C 7D 8C 8D JC QC KC",
     # seventeen cards with every rank: dragons, and Q-K-A-2-3 style sequences
     "3D 4C 5H 6S 7D 8C 9H TS JD QC KH AS 2D 2S 3C 4D 5S",
+    # five pairs in a row (runs of pairs for chopping), long sequences
+    "5C 5D 6C 6D 7C 7H 8S 8H 9D 9C TH JH QH",
 ]
 FIXED_TABLES = [
     None,
@@ -134,28 +152,30 @@ FIXED_TABLES = [
 @pytest.mark.parametrize("name", sorted(ALL_RULESETS))
 def test_generator_matches_reference(name: str) -> None:
     rules = ALL_RULESETS[name]
-    rng = stable_rng("movegen", name)
-    for size in HAND_SIZES:
-        check_hand(rng, rules, biased_deck(rng)[:size], 4)
-    for text in FIXED_HANDS:
-        hand = cards_of(parse_mask(text))
-        plays = reference_plays(hand, rules)
-        for table_text in FIXED_TABLES:
-            table = None if table_text is None else cards_of(parse_mask(table_text))
-            if table is not None and (
-                set(table) & set(hand) or reference_classify(table, rules) is None
-            ):
-                continue
-            check_position(rules, hand, table, plays)
+    for twos_low in (False, True) if rules.twos_low_after_bomb else (False,):
+        rng = stable_rng("movegen", name, twos_low)
+        for size in HAND_SIZES:
+            check_hand(rng, rules, biased_deck(rng)[:size], 4, twos_low)
+        for text in FIXED_HANDS:
+            hand = cards_of(parse_mask(text))
+            plays = reference_plays(hand, rules, twos_low)
+            for table_text in FIXED_TABLES:
+                table = None if table_text is None else cards_of(parse_mask(table_text))
+                if table is not None and (
+                    set(table) & set(hand) or reference_classify(table, rules, twos_low) is None
+                ):
+                    continue
+                check_position(rules, hand, table, plays, twos_low)
 
 
 @pytest.mark.parametrize("name", sorted(ALL_RULESETS))
 def test_classify_matches_reference_on_random_subsets(name: str) -> None:
     rules = ALL_RULESETS[name]
     rng = stable_rng("classify", name)
-    for _ in range(300):
+    sizes = [1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 6, 7, 8, 13]
+    for i in range(300):
         deck = biased_deck(rng)
-        check_classify_agrees(rules, deck[: rng.choice([1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 13])])
+        check_classify_agrees(rules, deck[: rng.choice(sizes)], rules.twos_low_after_bomb and i % 2)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,12 +183,14 @@ def test_classify_matches_reference_on_random_subsets(name: str) -> None:
 def test_generator_matches_reference_random_rules(rules: RuleSet, data: st.DataObject) -> None:
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     size = data.draw(st.sampled_from([5, 8, 13, 13, 13, 17]), label="hand size")
+    twos_low = rules.twos_low_after_bomb and data.draw(st.booleans(), label="twos low")
     rng = stable_rng("hypothesis", seed)
     deck = biased_deck(rng)
     hand = deck[:size]
-    check_hand(rng, rules, hand, 3)
-    for cards in (hand[:5], hand[:4], hand[:3], hand[:2], deck[size : size + 13]):
-        check_classify_agrees(rules, cards)
+    check_hand(rng, rules, hand, 3, twos_low)
+    for k in (2, 3, 4, 5, 6, 7, 8):
+        check_classify_agrees(rules, hand[:k], twos_low)
+    check_classify_agrees(rules, deck[size : size + 13], twos_low)
 
 
 def test_reference_sees_every_size() -> None:
@@ -185,3 +207,20 @@ def test_reference_sees_every_size() -> None:
                 seen.add(five)
     assert {1, 2, 3, 4, 5, 13} <= seen
     assert set(FiveKind) <= seen
+    rare: set[object] = set()
+    for name in ("sf-plus-two", "chop", "runs-3-4", "runs-6-7-12"):
+        for text in FIXED_HANDS:
+            rare |= {
+                c[0]
+                for c in reference_plays(cards_of(parse_mask(text)), ALL_RULESETS[name]).values()
+            }
+    assert {
+        ("sf+2", 7),
+        ("pairs", 3),
+        ("pairs", 4),
+        ("run", 3),
+        ("run", 4),
+        ("run", 6),
+        ("run", 7),
+        ("run", 12),
+    } <= rare
