@@ -1,6 +1,6 @@
 """Sample-bot ladder: the sample bots against each other over many duplicate deals, in process.
 
-    python bench/bot_ladder.py --json                 # default: 2,400 deals, standard rules
+    python bench/bot_ladder.py --json                 # default: 4,800 deals, standard rules
     python bench/bot_ladder.py --json --deals 600 --rules house-003
     python bench/bot_ladder.py --json --rules mix     # cycle through several presets
 
@@ -202,7 +202,7 @@ def ladder(
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--deals", type=int, default=2400, help="deals to play (rounded up)")
+    ap.add_argument("--deals", type=int, default=4800, help="deals to play (rounded up)")
     ap.add_argument("--rules", default="standard", help="preset name, or 'mix'")
     ap.add_argument("--bots", default="planner,greedy,random", help="comma-separated")
     ap.add_argument("--seed", type=int, default=1)

@@ -36,6 +36,9 @@ the bot's clock.
 **Latency.**  HTTP/1.1 keep-alive (one connection per referee, reused every turn), Nagle's
 algorithm off, ``Content-Length`` on every answer, and one thread per connection.
 
+On start the server prints ``<name> listening on http://host:port`` to stderr (with
+``--port 0`` that is how a launcher learns the port).
+
 Card helpers for strategies: :class:`Cards` knows the rank order (``3 < 4 < ... < A < 2``) and
 the suit order in force (``rules.options.suit_order``), and maps card texts such as ``"TS"`` to
 ints whose natural order is the rule set's card order.
@@ -64,6 +67,8 @@ MAX_BODY = 1 << 20
 """Largest request body read (bytes); bigger ones are refused with 413."""
 MAX_SKEW_S = 300
 """Signed requests whose timestamp is further than this from our clock are refused."""
+IDLE_TIMEOUT_S = 120
+"""A keep-alive connection idle this long is closed (the referee reconnects)."""
 SECRET_ENV = "BIGTWO_BOT_SECRET"
 SIGNATURE_HEADER = "X-BigTwo-Signature"
 TIMESTAMP_HEADER = "X-BigTwo-Timestamp"
@@ -216,6 +221,7 @@ class BotServer(ThreadingHTTPServer):
 class BotHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
+    timeout = IDLE_TIMEOUT_S
     server: BotServer
     server_version = "BigTwoSampleBot/1"
 

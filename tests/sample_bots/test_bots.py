@@ -115,3 +115,24 @@ def test_planner_is_legal_under_unusual_options(overrides: dict[str, Any]) -> No
             assert got in ids
             deal.push(ids[got])
             turn += 1
+
+
+def test_bots_import_neither_referee_nor_arena() -> None:
+    """The sample bots speak only the wire protocol: importing them (in a fresh interpreter)
+    loads no module of the referee or the arena."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "import sample_bots.sdk, sample_bots.random_bot, sample_bots.greedy_bot\n"
+        "import sample_bots.planner_bot\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('referee', 'arena')]\n"
+        "print(bad)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
