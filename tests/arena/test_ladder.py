@@ -178,7 +178,7 @@ def test_the_clock_runs_what_is_due_and_only_one_clock_leads(
 ) -> None:
     a, b = Clock(app), Clock(app)
     b.me = "other-host:1"
-    assert sorted(a.tick()) == ["health", "ladder", "reconcile"]
+    assert {"health", "ladder", "reconcile"} <= set(a.tick())
     assert a.tick() == []  # nothing due yet
     assert b.tick() == []  # not the leader
     with get_db(app).begin() as s:
