@@ -69,8 +69,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
 
     from . import api, web
+    from .tournaments import api as tournaments_api
 
     app.register_blueprint(api.bp)
+    app.register_blueprint(tournaments_api.bp)
     app.register_blueprint(web.bp)
     return app
 

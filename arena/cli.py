@@ -10,6 +10,7 @@
     arena ratings --check    recompute every rating from the stored results and compare
     arena config             every setting with its value and what it does
     arena demo [--once]      everything on this machine, with sample bots
+    arena tournament ...     create, start, advance, show, archive tournaments
 
 Configuration comes from the environment (see ``arena config`` and ``docs/operations.md``).
 """
@@ -183,6 +184,15 @@ def demo(once: bool, port: int, matches: int, workers: int, deals: int,
 
     sys.exit(run_demo(once=once, port=port, matches=matches, workers=workers, deals=deals,
                       instance=instance))
+
+
+def _add_tournament_commands() -> None:
+    from .tournaments.cli import tournament
+
+    cli.add_command(tournament)
+
+
+_add_tournament_commands()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,6 +55,10 @@ class Clock:
             ("reconcile", float(cfg["RECONCILE_INTERVAL_S"]), lambda: reconcile(self.app)),
             ("health", float(cfg["HEALTH_SWEEP_INTERVAL_S"]), lambda: sweep(self.app)),
         ]
+        from .tournaments.service import advance_all
+
+        out.append(("tournaments", float(cfg["TOURNAMENT_ADVANCE_INTERVAL_S"]),
+                    lambda: advance_all(self.app)))
         if cfg["LADDER_ENABLED"]:
             out.append(("ladder", float(cfg["LADDER_INTERVAL_S"]), lambda: run_round(self.app)))
         return out

@@ -131,6 +131,14 @@ class Defaults:
     LADDER_SEED: int = 0
     """Seed of the ladder's tie-breaking (0: from the clock)."""
 
+    # --- tournaments ---------------------------------------------------------------------
+    TOURNAMENT_MAX_ENTRANTS: int = 256
+    """Most bots one tournament may have."""
+    TOURNAMENT_ADVANCE_INTERVAL_S: float = 5.0
+    """How often the clock runs the (idempotent) advance step of every running tournament;
+    workers also run it right after each tournament match, so this only matters after a
+    crash between a match's end and its tournament's next step."""
+
     # --- web and API ---------------------------------------------------------------------
     API_PAGE_LIMIT: int = 50
     """Default page size of list endpoints."""

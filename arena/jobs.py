@@ -73,7 +73,12 @@ def play_match(match_id: int) -> str:
     """RQ entry point (by dotted path).  Returns what happened, for the job's result."""
     app = _app()
     with app.app_context():
-        return run_match_job(app, match_id)
+        outcome = run_match_job(app, match_id)
+        if outcome in ("finished", "failed"):
+            from .tournaments.service import on_match_done
+
+            on_match_done(app, match_id)  # idempotent; the clock does it too
+        return outcome
 
 
 def claim(app: Flask, match_id: int, token: str) -> str:

@@ -157,7 +157,7 @@ def openapi_document() -> dict[str, Any]:
             "required": ["id", "state", "ruleset", "seats"],
             "properties": {
                 "id": {"type": "integer"},
-                "kind": {"enum": ["ladder", "admin"]},
+                "kind": {"enum": ["ladder", "admin", "tournament"]},
                 "state": {"enum": ["queued", "running", "finished", "failed"]},
                 "ruleset": {"enum": preset_names()},
                 "family": {"type": "string"},
@@ -344,6 +344,9 @@ def openapi_document() -> dict[str, Any]:
                                           "content": {"text/html": {}}}}},
         },
     }
+    from .tournaments.openapi import extend
+
+    extend(paths, schemas)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Big Two Arena", "version": VERSION,
