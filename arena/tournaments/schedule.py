@@ -345,6 +345,7 @@ def swiss_round(
     met: Mapping[frozenset[int], int] | None = None,
     byes: Mapping[int, int] | None = None,
     seat_history: Mapping[int, Sequence[int]] | None = None,
+    restarts: int = 8,
 ) -> Round:
     """The next Swiss round: ``standings`` lists the players best first."""
     ps = list(standings)
@@ -364,8 +365,18 @@ def swiss_round(
     for a, b in itertools.combinations(playing, 2):
         key = frozenset((a, b))
         cost[key] = repeat_w * met.get(key, 0) + float((pos[a] - pos[b]) ** 2)
+    # Local search from the consecutive groups, then from a few shuffled starts (a fixed
+    # seed: the same standings always give the same round); the cheapest result wins.
     tables = [playing[i:i + seats] for i in range(0, len(playing), seats)]
-    improve_partition(tables, cost)
+    best_cost = improve_partition(tables, cost)
+    rng = random.Random(n)
+    for _ in range(restarts):
+        order = playing[:]
+        rng.shuffle(order)
+        other = [order[i:i + seats] for i in range(0, len(order), seats)]
+        c = improve_partition(other, cost)
+        if c < best_cost - 1e-9:
+            tables, best_cost = other, c
     tables.sort(key=lambda t: min(pos[p] for p in t))
     history = seat_history or {}
     counts = {p: list(history.get(p, [0] * seats)) for p in playing}
