@@ -940,3 +940,78 @@ def test_no_moves_after_the_end() -> None:
     with pytest.raises(DoesNotBeatError):
         d.play(PASS)
     assert card_text(0) == "3D" and mask_text(0) == ""
+
+
+@pytest.mark.parametrize(("players", "each"), [(2, 13), (2, 17), (2, 21), (3, 13)])
+def test_short_deals_do_not_hand_the_rest_to_one_player(players: int, each: int) -> None:
+    """000:250 / 001:45 two-handed play deals 17, 21 or 13 each 'with the remainder always set
+    aside unseen'; the spare-card convention (000:244; 002:44 'dealt out as far as they can go
+    while retaining an equal number of cards for each player. Leftover cards ... are then given
+    to the player holding the 3') is about the odd cards left when the pack is dealt out evenly,
+    fewer than one per player.  A rule set dealing short hands must set the rest aside (or be
+    refused), not give it all to one player."""
+    try:
+        rules = STD.with_options(players=players, cards_per_player=each)
+    except ValueError:
+        return  # refusing the combination is a fine answer too
+    d = Deal.new(rules, 1)
+    assert d.spare.bit_count() < players
+    assert max(h.bit_count() for h in d.hands) < each + players
+
+
+def _finished(hands: list[str]) -> Deal:
+    """Three players; seat 2 goes out with three unbeaten singles, seats 0 and 1 keep theirs."""
+    rules = small(STD, 3, players=3).with_options(later_leads=LaterLead.LOSER)
+    d = rigged_deal(rules, hands, ctx=lead(2))
+    play_out(d, [(2, "9S"), (0, None), (1, None), (2, "TS"), (0, None), (1, None), (2, "JS")])
+    assert d.outcome is not None and d.outcome.winner == 2
+    return d
+
+
+@pytest.mark.parametrize(
+    ("hands", "loser"),
+    [
+        (["5C 5D 8H", "3C 6H 7S", "9S TS JS"], 1),  # tie: a pair against singles only
+        (["5C 5D 8H", "4C 4H 7S", "9S TS JS"], 1),  # tie: the weaker pair
+        (["KC KD 8H", "4C 4H 7S", "9S TS JS"], 1),
+        (["4C 4H 7S", "KC KD 8H", "9S TS JS"], 0),
+        (["3C 6H 7S", "5C 5D 8H", "9S TS JS"], 0),
+    ],
+)
+def test_the_loser_leads_next(hands: list[str], loser: int) -> None:
+    """000:120 'the loser being the player who had most cards at the end of the play. If there
+    is a tie for most cards, then those involved in the tie must expose their cards and each
+    form the largest playable combination that they can from their cards. The next dealer and
+    starter will be the player whose combination has the smallest number of cards, or in case
+    of equality the weakest of these combinations.'"""
+    from referee.match import find_loser
+
+    d = _finished(hands)
+    assert find_loser(d) == loser
+    rules = d.rules
+    nxt = Deal.new(rules, 5, DealContext(1, previous_winner=2, previous_loser=loser))
+    assert nxt.to_move == loser and nxt.opening_card == 0
+
+
+def test_the_loser_holds_most_cards() -> None:
+    rules = small(STD, 4, players=3).with_options(later_leads=LaterLead.LOSER)
+    d = rigged_deal(rules, ["5C 5D 8H KH", "3C 6H 7S 8S", "9S TS JS 2S"], ctx=lead(2))
+    play_out(
+        d,
+        [
+            (2, "9S"),
+            (0, "KH"),
+            (1, None),
+            (2, "2S"),
+            (0, None),
+            (1, None),
+            (2, "TS"),
+            (0, None),
+            (1, None),
+            (2, "JS"),
+        ],
+    )
+    from referee.match import find_loser
+
+    assert d.outcome is not None and d.outcome.cards_left == (3, 4, 0)
+    assert find_loser(d) == 1
