@@ -115,6 +115,7 @@ ZERO_SUM = {
     Settlement.PAIRWISE,
     Settlement.PAIRWISE_DIFFERENCE,
     Settlement.LOSER_PAYS,
+    Settlement.TEAMS,
 }
 
 
@@ -289,6 +290,13 @@ def check_outcome(d: Deal) -> None:
     elif st is Settlement.PLACES:
         points = [5, 3, 1, 0] if n == 4 else [5, 3, 0] if n == 3 else [5, 0]
         assert o.scores == tuple(points[o.finish_order.index(s)] for s in range(n))
+    elif st is Settlement.TEAMS:
+        # partners sit opposite; the team holding fewer cards wins (ties were shot out)
+        mine = sum(o.cards_left[s] for s in range(n) if s % 2 == w % 2)
+        theirs = sum(o.cards_left[s] for s in range(n) if s % 2 != w % 2)
+        assert mine != theirs
+        won = w % 2 if mine < theirs else 1 - w % 2
+        assert o.scores == tuple(1 if s % 2 == won else -1 for s in range(n))
     elif st is Settlement.LOSER_PAYS:
         assert sorted(o.scores) == sorted([rules.loser_stake, -rules.loser_stake] + [0] * (n - 2))
         assert o.scores[w] == rules.loser_stake
