@@ -1015,3 +1015,17 @@ def test_the_loser_holds_most_cards() -> None:
 
     assert d.outcome is not None and d.outcome.cards_left == (3, 4, 0)
     assert find_loser(d) == 1
+
+
+def test_refusal_names_the_rule_that_applies() -> None:
+    """Under the smack-down rule four cards alone only chop a single 2S (000:354); leading them
+    is refused as not allowed now, and the refusal must not blame a last-card duty that is not
+    in force (this rule set has none)."""
+    rules = find_ruleset("smack-down", later_leads=LaterLead.WINNER)
+    assert rules.last_card_duty is LastCardDuty.NONE
+    hand = "3D 4C 4D 4H 4S 5C 6C 7C 8C 9C TC JC QC"
+    d = rigged_deal(rules, complete([hand, None, None, None]), ctx=lead(0))
+    with pytest.raises(DoesNotBeatError) as e:
+        d.play(parse_mask("4C 4D 4H 4S"))
+    assert e.value.cause == "does_not_beat"
+    assert "last card" not in str(e.value) and "highest single" not in str(e.value)
