@@ -1029,3 +1029,29 @@ def test_refusal_names_the_rule_that_applies() -> None:
         d.play(parse_mask("4C 4D 4H 4S"))
     assert e.value.cause == "does_not_beat"
     assert "last card" not in str(e.value) and "highest single" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("hand", "mode", "opener"),
+    [
+        ("2D 9C 9D 9H 9S 3C 4C 5C 6C 7C 8C TC JC", "round", "2D"),  # a four of a kind dealt
+        ("2D 9C 9D 9H 8S 3C 4C 5C 6C 7C 8C TC JC", "round", "3D"),  # none anywhere
+    ],
+)
+def test_twos_low_after_a_dealt_bomb_open_with_the_two_of_diamonds(
+    hand: str, mode: str, opener: str
+) -> None:
+    """000:315 'when a bomb was dealt, it immediately makes the 2s to be the lowest cards in the
+    game (with 2 of diamonds becoming the lowest)': the lowest card opens, so the 2D."""
+    rules = STD.with_options(twos_low_after_bomb=True)
+    d = rigged_deal(rules, complete([None, hand, None, None], mode=mode))
+    assert d.opening_card == parse_mask(opener)
+    assert d.hands[d.to_move] & parse_mask(opener)
+    single = parse_mask("3C")
+    moves = d.legal_moves()
+    if opener == "2D":
+        assert d.to_move == 1 and parse_mask("2D") in moves
+        # and in this deal a three beats a two
+        assert d.t.power[single.bit_length() - 1] > d.t.power[parse_mask("2S").bit_length() - 1]
+    else:
+        assert all(m & parse_mask("3D") for m in moves)
