@@ -517,7 +517,7 @@ class Params:
     (0: only sure winners count)."""
     break_tolerance: float = 0.35
     """Largest plan damage accepted to beat a play in ordinary circumstances."""
-    danger_tolerance: float = 0.75
+    danger_tolerance: float = 1.5
     """Extra damage accepted when an opponent is about to go out (twice that on two cards)."""
     own_weight: float = 0.0
     """How much of a play's own planned cost counts against playing it now (0: shedding on
@@ -530,6 +530,8 @@ class Params:
     """... and the plan still has more than this many losers."""
     danger: int = 3
     """An opponent with this many cards or fewer is about to go out: play to stop them."""
+    two_card_care: bool = True
+    """With an opponent on two cards, do not lead a pair that can be beaten."""
     lead_size_bonus: float = 0.3
     """When leading a loser, prefer bigger plays by this much strength per extra card."""
     pressure_opp: int = 6
@@ -830,7 +832,7 @@ class Decision:
             if singles:
                 return max(singles, key=lambda x: x[1])[0]
         pool = [c for c in legal if c in losers] or legal
-        if self.min_opp == 2:
+        if self.min_opp == 2 and self.prm.two_card_care:
             safer = [c for c in pool if c.size != 2 or not self.unseen.beatable(c)]
             pool = safer or pool
         return self.by_mask[min(pool, key=self._lead_key_low).mask]
