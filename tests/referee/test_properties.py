@@ -35,6 +35,8 @@ from referee.rules import (
     StockEmpty,
 )
 
+from .reference import as_mask, reference_legal
+
 FULL = (1 << 52) - 1
 STD = find_ruleset("standard")
 
@@ -382,3 +384,46 @@ def test_rulesets_cover_every_flow_option() -> None:
     ):
         for value in enum:
             assert (field, str(value)) in seen, (field, value)
+
+
+# Rule sets whose turns offer exactly the plays of the hand that beat the table (no duties, no
+# forbidden last plays, no decisions or out-of-turn offers): the state's list must equal the
+# reference's, whatever the deal has cached about the hands.
+PLAIN_FLOW = sorted(
+    name
+    for name, r in RULESETS.items()
+    if r.last_card_duty is LastCardDuty.NONE
+    and not r.forbidden_final
+    and not r.triple_threes_force
+    and r.exchange is Exchange.NONE
+    and not r.spare_trade
+    and not r.bombs_out_of_turn
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.sampled_from(PLAIN_FLOW),
+    seed=st.integers(0, 2**32 - 1),
+    policy=st.integers(0, 2**32 - 1),
+)
+def test_offered_plays_equal_the_reference(name: str, seed: int, policy: int) -> None:
+    rules = RULESETS[name]
+    d = Deal.new(rules, seed)
+    rng = random.Random(policy)
+    turn = 0
+    while not d.over:
+        legal = d.legal_moves()
+        if turn % 3 == 0:
+            h = d.hands[d.to_move]
+            table = d.table
+            low = bool(getattr(d.t, "twos_low", False))
+            expected = {
+                as_mask(p)
+                for p in reference_legal(h, None if table is None else table.mask, rules, low)
+            }
+            if d.opening_card:
+                expected = {m for m in expected if m & d.opening_card}
+            assert set(legal) - {PASS} == expected, (name, turn)
+        d.push(rng.choice(legal))
+        turn += 1
