@@ -177,13 +177,18 @@ def show_config() -> None:
 @click.option("--workers", default=2, show_default=True, type=int)
 @click.option("--deals", default=4, show_default=True, type=int, help="deals per match")
 @click.option("--instance", default=None, help="instance folder (default: a new temp folder)")
+@click.option("--tournament", default="knockout", show_default=True,
+              type=click.Choice(["knockout", "round_robin", "swiss", "none"]),
+              help="the demo tournament after the ladder matches")
+@click.option("--duplicate/--no-duplicate", default=True, show_default=True,
+              help="duplicate play in the demo tournament")
 def demo(once: bool, port: int, matches: int, workers: int, deals: int,
-         instance: str | None) -> None:
+         instance: str | None, tournament: str, duplicate: bool) -> None:
     """Run everything on this machine with the sample bots (see arena/demo.py)."""
     from .demo import run_demo
 
     sys.exit(run_demo(once=once, port=port, matches=matches, workers=workers, deals=deals,
-                      instance=instance))
+                      instance=instance, tournament=tournament, duplicate=duplicate))
 
 
 def _add_tournament_commands() -> None:

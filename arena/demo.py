@@ -7,6 +7,8 @@
 4. Real RQ worker processes (``arena worker``), which play the matches.
 5. Ladder rounds until ``--matches`` matches were made, with a progress bar; then the
    standings and the URL to open.
+5b. A tournament of every sample bot (``--tournament``, default a knockout with duplicate
+   play: :mod:`arena.tournaments.demo`), with its standings and the tournament page's URL.
 6. ``--once``: stop everything and exit (0 when every match finished).  Otherwise the clock
    starts (continuous ladder, health sweep, reconciler) and the demo serves until Ctrl-C.
 
@@ -86,7 +88,8 @@ def standings_table(app: Any, family: str = "classic") -> str:
 
 
 def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
-             instance: str | None) -> int:
+             instance: str | None, tournament: str = "knockout",
+             duplicate: bool = True) -> int:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no request log lines
     inst = instance or tempfile.mkdtemp(prefix="arena-demo-")
     admin = secrets.token_urlsafe(24)
@@ -180,6 +183,14 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         _say(standings_table(app))
         _say(f"\nopen {base}/ (API: {base}/api/ratings, {base}/api/matches, "
              f"{base}/api/openapi.json)")
+        if tournament != "none":
+            from .tournaments.demo import run_demo_tournament
+
+            _, t_ok = run_demo_tournament(app, base, admin, fmt=tournament, deals=deals,
+                                          duplicate=duplicate, stop=stop, say=_say)
+            if stop.is_set():
+                return 130
+            failed = failed or not t_ok
         _say(f"admin token for this demo: {admin}")
         if once:
             return 1 if failed else 0

@@ -1,4 +1,17 @@
-"""Web pages (a minimal home page for now) and the operational probes.
+"""Web pages for spectators and bot authors (server-rendered Jinja, a little local JavaScript),
+and the operational probes.
+
+Pages: home, submit a bot (form with a CSRF token; shows the owner token once), leaderboard
+(Elo, games, provisional marks, rating-history chart), bot (rating history, recent matches,
+latency, strikes and their reasons), tournaments (bracket picture or standings, updated live
+by polling an HTML fragment with an ETag), match (results, downloads, turn-by-turn replay).
+Spectators need no token; creating a tournament from the web asks for the operator's token.
+
+Everything a user or a bot typed reaches the page through Jinja's autoescape (no ``|safe`` on
+user data); the JavaScript only sets ``textContent``, or inserts HTML fragments rendered (and
+escaped) by these templates.  Every response carries a Content-Security-Policy without
+``unsafe-inline`` (scripts and styles come from ``/static`` only), ``frame-ancestors 'none'``,
+``X-Content-Type-Options: nosniff`` and a strict referrer policy.
 
 ``/healthz``: the process answers (liveness).  ``/readyz``: the database and Redis answer
 (readiness); 503 with the failing part otherwise.
@@ -6,16 +19,129 @@
 
 from __future__ import annotations
 
+import gzip
+import hmac
+import json
+import secrets
+import statistics
+from collections import Counter
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask import session as cookie_session
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
-from .models import Bot, Match
+from referee import preset_names
+
+from . import bots as bot_service
+from .charts import bracket_layout, rating_chart
+from .errors import ApiError
+from .models import Bot, Match, MatchResult, MatchSeat, Rating, RatingEvent
 from .queue import get_queue
+from .replay import replay_frames
+from .security import hash_token, is_admin, new_token
 from .storage import get_db, session
+from .tournaments.models import Tournament, TournamentMatch
+from .tournaments.present import bracket_json, live_tag, standings_json, tournament_json
 
 bp = Blueprint("web", __name__)
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+       "base-uri 'none'")
+RECENT = 20
+CHART_BOTS = 8
+FORMAT_NAMES = {"round_robin": "Round robin", "swiss": "Swiss", "knockout": "Knockout"}
+
+
+@bp.after_app_request
+def security_headers(resp: Response) -> Response:
+    resp.headers.setdefault("Content-Security-Policy", CSP)
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    resp.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+    return resp
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def csrf_token() -> str:
+    token = cookie_session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(24)
+        cookie_session["csrf"] = token
+    return token
+
+
+def csrf_ok() -> bool:
+    sent = request.form.get("csrf_token", "")
+    want = cookie_session.get("csrf")
+    return isinstance(want, str) and bool(sent) and hmac.compare_digest(sent, want)
+
+
+@bp.app_context_processor
+def _template_globals() -> dict[str, Any]:
+    return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
+            "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"])}
+
+
+@bp.app_template_filter("card")
+def card_filter(text: str) -> str:
+    """``"TD"`` -> ``"10♦"`` (display text; the template escapes it)."""
+    rank, suit = text[:-1], text[-1]
+    return ("10" if rank == "T" else rank) + {"D": "♦", "C": "♣", "H": "♥", "S": "♠"}.get(
+        suit, suit)
+
+
+@bp.app_template_filter("ago")
+def ago_filter(value: Any) -> str:
+    from .models import utcnow
+
+    if value is None:
+        return ""
+    s = (utcnow() - value).total_seconds()
+    if s < 60:
+        return "just now"
+    if s < 3600:
+        return f"{int(s // 60)} min ago"
+    if s < 86400:
+        return f"{int(s // 3600)} h ago"
+    return value.strftime("%Y-%m-%d")
+
+
+def page_not_found(what: str) -> tuple[str, int]:
+    return render_template("404.html", what=what), 404
+
+
+def _family_default() -> str:
+    return "classic"
+
+
+def rating_histories(bot_ids: list[int], family: str) -> dict[int, list[float]]:
+    out: dict[int, list[float]] = {}
+    if not bot_ids:
+        return out
+    for e in session().scalars(select(RatingEvent).where(
+            RatingEvent.bot_id.in_(bot_ids), RatingEvent.family == family)
+            .order_by(RatingEvent.id)):
+        hist = out.setdefault(e.bot_id, [e.before])
+        hist.append(e.after)
+    return out
+
+
+# --- home ------------------------------------------------------------------------------------
 
 
 @bp.get("/")
@@ -24,7 +150,280 @@ def home() -> str:
     bots = s.scalar(select(func.count()).select_from(Bot).where(Bot.deleted_at.is_(None)))
     finished = s.scalar(select(func.count()).select_from(Match)
                         .where(Match.state == "finished"))
-    return render_template("home.html", bots=bots or 0, finished=finished or 0)
+    live = s.scalars(select(Tournament).where(Tournament.state == "running")
+                     .order_by(Tournament.id.desc()).limit(5)).all()
+    recent_t = s.scalars(select(Tournament).where(Tournament.state == "finished")
+                         .order_by(Tournament.id.desc()).limit(5)).all()
+    top = s.scalars(select(Rating).join(Bot).where(Rating.family == _family_default(),
+                                                   Bot.deleted_at.is_(None))
+                    .order_by(Rating.rating.desc(), Rating.bot_id).limit(5)).all()
+    recent = s.scalars(select(Match).where(Match.state == "finished")
+                       .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)).all()
+    n_tournaments = s.scalar(select(func.count()).select_from(Tournament))
+    return render_template("home.html", bots=bots or 0, finished=finished or 0,
+                           n_tournaments=n_tournaments or 0, live=live, recent_t=recent_t,
+                           top=top, recent=recent)
+
+
+# --- bots ------------------------------------------------------------------------------------
+
+
+@bp.route("/bots/new", methods=["GET", "POST"])
+def bot_new() -> tuple[str, int] | str | Response:
+    if request.method == "GET":
+        return render_template("bot_new.html", errors=[], form={})
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    form = {"name": request.form.get("name", "").strip(),
+            "url": request.form.get("url", "").strip()}
+    errors: list[str] = []
+    if not csrf_ok():
+        errors.append("This form has expired or did not come from this site; "
+                      "please submit it again.")
+    else:
+        problem = bot_service.name_problem(form["name"], int(app.config["BOT_NAME_MAX"]))
+        if problem:
+            errors.append(f"Name: {problem}.")
+        problem = bot_service.url_problem(app, form["url"])
+        if problem:
+            errors.append(f"URL: {problem}.")
+    s = session()
+    if not errors and s.scalar(select(Bot.id).where(Bot.name == form["name"])) is not None:
+        errors.append(f"Name: a bot called {form['name']!r} exists already.")
+    s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
+    health = None
+    if not errors:
+        health = bot_service.run_health_check(app, form["url"])
+        if not health.ok:
+            errors.append(f"Health check failed: {health.reason}")
+    if errors or health is None:
+        return render_template("bot_new.html", errors=errors, form=form), 400
+    token = new_token()
+    try:
+        bot = bot_service.create_bot(s, name=form["name"], url=form["url"],
+                                     token_hash=hash_token(token), result=health)
+        s.commit()
+    except IntegrityError:
+        s.rollback()
+        return render_template("bot_new.html", form=form, errors=[
+            f"Name: a bot called {form['name']!r} exists already."]), 400
+    resp = Response(render_template("bot_created.html", bot=bot, token=token,
+                                    health=health))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/bots/<id:bot_id>")
+def bot_page(bot_id: int) -> tuple[str, int] | str:
+    s = session()
+    bot = s.get(Bot, bot_id)
+    if bot is None:
+        return page_not_found(f"bot {bot_id}")
+    ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
+                        .order_by(Rating.games.desc())).all()
+    charts = []
+    for r in ratings:
+        hist = rating_histories([bot.id], r.family).get(bot.id, [])
+        charts.append((r, rating_chart([(bot.name, hist, None)], height=260)))
+    seats = s.scalars(select(MatchSeat).join(Match).where(MatchSeat.bot_id == bot.id)
+                      .order_by(MatchSeat.match_id.desc()).limit(RECENT)).all()
+    finished = [x for x in seats if x.match.state == "finished"]
+    p50s = [x.p50_ms for x in finished if x.p50_ms is not None]
+    p95s = [x.p95_ms for x in finished if x.p95_ms is not None]
+    latency = {
+        "p50": statistics.median(p50s) if p50s else None,
+        "p95": max(p95s) if p95s else None,
+        "calls": sum(x.calls or 0 for x in finished),
+        "matches": len(finished),
+    }
+    strikes: list[dict[str, Any]] = []
+    reasons: Counter[str] = Counter()
+    for x in finished:
+        result = x.match.result
+        if result is None:
+            continue
+        for st in result.totals.get("strikes", []):
+            if st["seat"] == x.seat:
+                reasons[st["reason"]] += 1
+                strikes.append({**st, "match_id": x.match_id})
+    health = bot_service_health(bot)
+    return render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
+                           strikes=strikes[:RECENT], reasons=reasons.most_common(),
+                           health=health)
+
+
+def bot_service_health(bot: Bot) -> list[Any]:
+    from .models import HealthCheck
+
+    return list(session().scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+                                  .order_by(HealthCheck.id.desc()).limit(5)))
+
+
+@bp.get("/leaderboard")
+def leaderboard() -> str:
+    s = session()
+    family = request.args.get("family", _family_default())[:64]
+    families = sorted({f for (f,) in s.execute(select(Rating.family).distinct())}
+                      | {_family_default()})
+    rows = s.scalars(select(Rating).join(Bot).where(Rating.family == family,
+                                                    Bot.deleted_at.is_(None))
+                     .order_by(Rating.rating.desc(), Rating.bot_id)).all()
+    top = rows[:CHART_BOTS]
+    hist = rating_histories([r.bot_id for r in top], family)
+    chart = rating_chart([(r.bot.name, hist.get(r.bot_id, []),
+                           url_for("web.bot_page", bot_id=r.bot_id)) for r in top])
+    return render_template("leaderboard.html", family=family, families=families, rows=rows,
+                           chart=chart)
+
+
+# --- matches ---------------------------------------------------------------------------------
+
+
+@bp.get("/matches/<id:match_id>")
+def match_page(match_id: int) -> tuple[str, int] | str:
+    s = session()
+    m = s.get(Match, match_id)
+    if m is None:
+        return page_not_found(f"match {match_id}")
+    link = s.get(TournamentMatch, match_id)
+    tournament = link.table.round.tournament if link is not None else None
+    events = {e.bot_id: e for e in s.scalars(select(RatingEvent)
+                                              .where(RatingEvent.match_id == m.id))}
+    totals = m.result.totals if m.result is not None else {}
+    return render_template("match.html", m=m, link=link, tournament=tournament,
+                           events=events, strikes=totals.get("strikes", []),
+                           notes=totals.get("notes", []),
+                           standings=sorted(m.seats, key=lambda x: (x.rank or 99, x.seat)))
+
+
+@bp.get("/matches/<id:match_id>/replay.json")
+def match_replay(match_id: int) -> Response:
+    s = session()
+    m = s.get(Match, match_id)
+    if m is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
+    if result is None:
+        raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
+    doc = json.loads(gzip.decompress(result.log_gz))
+    bot_ids = [x.bot_id for x in m.seats]
+    data = replay_frames(doc, bot_ids, [x.bot.name for x in m.seats])
+    data["match_url"] = url_for("web.match_page", match_id=m.id)
+    resp = jsonify(data)
+    resp.headers["Cache-Control"] = "public, max-age=3600"  # a finished match never changes
+    return resp
+
+
+# --- tournaments -----------------------------------------------------------------------------
+
+
+@bp.get("/tournaments")
+def tournaments() -> str:
+    s = session()
+    rows = s.scalars(select(Tournament).order_by(Tournament.id.desc()).limit(100)).all()
+    return render_template("tournaments.html",
+                           items=[tournament_json(s, t) for t in rows])
+
+
+@bp.route("/tournaments/new", methods=["GET", "POST"])
+def tournament_new() -> tuple[str, int] | str | Response:
+    s = session()
+    bots = s.scalars(select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.name)).all()
+    presets = preset_names()
+    if request.method == "GET":
+        return render_template("tournament_new.html", bots=bots, presets=presets, errors=[],
+                               form={"format": "knockout", "ruleset": "standard", "deals": 2,
+                                     "advance": 2, "duplicate": True,
+                                     "bots": [b.id for b in bots]})
+    f = request.form
+    form: dict[str, Any] = {
+        "name": f.get("name", "").strip(), "format": f.get("format", ""),
+        "ruleset": f.get("ruleset", "standard"), "deals": f.get("deals", ""),
+        "advance": f.get("advance", "2"), "rounds": f.get("rounds", "").strip(),
+        "duplicate": f.get("duplicate") == "on",
+        "bots": [int(x) for x in f.getlist("bots") if x.isdigit() and len(x) < 12],
+    }
+    errors: list[str] = []
+    if not csrf_ok():
+        errors.append("This form has expired or did not come from this site; "
+                      "please submit it again.")
+    elif not is_admin(f.get("admin_token", "")):
+        errors.append("Operator token: wrong or missing (creating tournaments needs the "
+                      "ADMIN_TOKEN of this service).")
+    body: dict[str, Any] = {"format": form["format"], "bots": form["bots"],
+                            "ruleset": form["ruleset"], "duplicate": form["duplicate"]}
+    if form["name"]:
+        body["name"] = form["name"]
+    for key in ("deals", "advance", "rounds"):
+        raw = str(form[key])
+        if raw:
+            if not raw.isdigit() or len(raw) > 6:
+                errors.append(f"{key.title()}: a whole number, please.")
+            else:
+                body[key] = int(raw)
+    if form["format"] != "knockout":
+        body.pop("advance", None)
+    if form["format"] == "round_robin":
+        body.pop("rounds", None)
+    tid = None
+    if not errors:
+        from .tournaments.api import new_tournament
+
+        try:
+            t = new_tournament(body)
+            s.commit()
+            tid = t.id
+        except ApiError as exc:
+            s.rollback()
+            errors.append(exc.message)
+    if errors or tid is None:
+        return render_template("tournament_new.html", bots=bots, presets=presets,
+                               errors=errors, form=form), 400
+    from .tournaments import service
+
+    service.start(current_app._get_current_object(), tid)  # type: ignore[attr-defined]
+    return redirect(url_for("web.tournament_page", tournament_id=tid), code=302)
+
+
+def _tournament_context(t: Tournament) -> dict[str, Any]:
+    s = session()
+    bracket = bracket_json(s, t)
+    info = tournament_json(s, t)
+    standings = standings_json(s, t)
+    layout = bracket_layout(bracket, connectors=t.format == "knockout")
+    p = info["progress"]
+    total = sum(p.values())
+    return {"t": t, "info": info, "bracket": bracket, "standings": standings,
+            "layout": layout, "progress": p, "total": total,
+            "tag": live_tag(s, t)}
+
+
+@bp.get("/tournaments/<id:tournament_id>")
+def tournament_page(tournament_id: int) -> tuple[str, int] | str:
+    t = session().get(Tournament, tournament_id)
+    if t is None:
+        return page_not_found(f"tournament {tournament_id}")
+    return render_template("tournament.html", **_tournament_context(t))
+
+
+@bp.get("/tournaments/<id:tournament_id>/live")
+def tournament_live(tournament_id: int) -> Response:
+    s = session()
+    t = s.get(Tournament, tournament_id)
+    if t is None:
+        body, status = page_not_found(f"tournament {tournament_id}")
+        return Response(body, status=status)
+    tag = live_tag(s, t)
+    if tag in [x.strip() for x in request.headers.get("If-None-Match", "").split(",")]:
+        resp = Response(status=304)
+    else:
+        resp = Response(render_template("_tournament_live.html", **_tournament_context(t)))
+    resp.headers["ETag"] = tag
+    resp.headers["Cache-Control"] = "no-cache"
+    resp.headers["X-Tournament-State"] = t.state
+    return resp
+
+
+# --- probes ----------------------------------------------------------------------------------
 
 
 @bp.get("/healthz")
@@ -48,3 +447,4 @@ def readyz() -> tuple[Response, int]:
         ok, checks["redis"] = False, f"{type(exc).__name__}: {exc}"[:300]
     return jsonify({"status": "ok" if ok else "unavailable", "checks": checks}), (
         200 if ok else 503)
+

@@ -40,7 +40,7 @@ def standings_text(doc: dict[str, object], width: int = 24) -> str:
              f"{'strikes':>7}"]
     for x in items:
         lines.append(f"{x['rank']:>4}  {x['bot']['name'][:width]:<{width}} {x['points']:>6g} "
-                     f"{x['score']:>8g} {x['wins']:>5} {x['strikes']:>7}")
+                     f"{x['score']:>8.1f} {x['wins']:>5} {x['strikes']:>7}")
     return "\n".join(lines)
 
 

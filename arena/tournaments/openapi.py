@@ -226,4 +226,50 @@ def extend(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
                                                        "format": "binary"}}}},
                         "404": E404}},
         },
+        # --- web pages (HTML) ----------------------------------------------------------
+        "/bots/new": {
+            "get": _html("Form to submit a bot"),
+            "post": _html("Submit a bot (form, CSRF token): shows the owner token once",
+                          extra={"400": {"description": "the form again, with the errors"}}),
+        },
+        "/bots/{bot_id}": {
+            "parameters": [_id("bot_id")],
+            "get": _html("A bot: rating history chart, recent matches, latency, strikes"),
+        },
+        "/leaderboard": {
+            "get": _html("Leaderboard with a rating-history chart",
+                         params=[{"name": "family", "in": "query",
+                                  "schema": {"type": "string", "default": "classic"}}]),
+        },
+        "/matches/{match_id}": {
+            "parameters": [_id("match_id")],
+            "get": _html("A match: results and a turn-by-turn replay viewer"),
+        },
+        "/matches/{match_id}/replay.json": {
+            "parameters": [_id("match_id")],
+            "get": {"summary": "The replay frames of a finished match (hands, plays, "
+                               "latency, faults, scores after every turn)",
+                    "tags": ["web pages"],
+                    "responses": {"200": _json({"type": "object"}, "replay"),
+                                  "404": E404, "409": _error("not finished yet")}},
+        },
+        "/tournaments": {
+            "get": _html("Tournaments"),
+        },
+        "/tournaments/new": {
+            "get": _html("Form to create and start a tournament (operator token)"),
+            "post": _html("Create a tournament (form, CSRF token, operator token)",
+                          extra={"302": {"description": "to the new tournament"},
+                                 "400": {"description": "the form again, with the errors"}}),
+        },
+        "/tournaments/{tournament_id}": {
+            "parameters": tid,
+            "get": _html("A tournament: bracket picture or standings, updating live"),
+        },
+        "/tournaments/{tournament_id}/live": {
+            "parameters": tid,
+            "get": _html("The live part of the tournament page (HTML fragment; ETag, "
+                         "answers 304 while nothing changed)",
+                         extra={"304": {"description": "unchanged"}}),
+        },
     })

@@ -1,0 +1,198 @@
+// Turn-by-turn replay of a finished match, from /matches/<id>/replay.json (frames computed
+// by the engine on the server).  Everything is drawn with textContent: no name, "say" or
+// fault detail from a bot is ever parsed as HTML.
+"use strict";
+(function () {
+  var root = document.getElementById("replay");
+  if (!root) { return; }
+  var $ = function (role) { return root.querySelector('[data-role="' + role + '"]'); };
+  var felt = $("felt"), info = $("info"), slider = $("slider"), list = $("list");
+  var dealSelect = $("deal"), playButton = $("play"), speed = $("speed");
+  var data = null, dealIdx = 0, turnIdx = 0, timer = null;
+  var SUITS = { D: "\u2666", C: "\u2663", H: "\u2665", S: "\u2660" };
+  var AREAS = { 2: [0, 2], 3: [0, 1, 3], 4: [0, 1, 2, 3] };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function cardText(c) {
+    var rank = c.slice(0, -1), suit = c.slice(-1);
+    return (rank === "T" ? "10" : rank) + (SUITS[suit] || suit);
+  }
+  function cards(texts, cls) {
+    var box = el("span", "cards" + (cls ? " " + cls : ""));
+    texts.forEach(function (c) {
+      var s = c.slice(-1);
+      box.appendChild(el("span", "card" + (s === "D" || s === "H" ? " red" : ""), cardText(c)));
+    });
+    return box;
+  }
+  function name(seat) { return data.seats[seat] ? data.seats[seat].name : "seat " + seat; }
+  function moveText(t) { return t.cards.length ? t.cards.map(cardText).join(" ") : "pass"; }
+  function totalsBefore(d) {
+    if (d === 0) { return data.seats.map(function () { return 0; }); }
+    return data.deals[d - 1].totals || data.seats.map(function () { return 0; });
+  }
+
+  function render() {
+    var deal = data.deals[dealIdx];
+    var turns = deal.turns;
+    var last = turnIdx > 0 ? turns[turnIdx - 1] : null;
+    var hands = last ? last.hands : deal.hands;
+    var atEnd = turnIdx === turns.length;
+    var toMove = atEnd ? null : turns[turnIdx].seat;
+    // What each seat did in the current trick.
+    var lastMove = {}, cleared = false;
+    for (var i = 0; i < turnIdx; i++) {
+      if (cleared) { lastMove = {}; cleared = false; }
+      lastMove[turns[i].seat] = turns[i];
+      if (!turns[i].table.length) { cleared = true; }
+    }
+    var totals = atEnd && deal.totals ? deal.totals : totalsBefore(dealIdx);
+    felt.textContent = "";
+    var areas = AREAS[data.players] || AREAS[4];
+    data.seats.forEach(function (s, seat) {
+      var box = el("div", "seat seat-" + areas[seat]);
+      if (seat === toMove) { box.classList.add("to-move"); }
+      if (atEnd && deal.winner === seat) { box.classList.add("winner"); }
+      box.setAttribute("data-seat", seat);
+      var head = el("div", "seat-head");
+      head.appendChild(el("span", "who", name(seat)));
+      head.appendChild(el("span", "count", hands[seat].length + " cards"));
+      head.appendChild(el("span", "score", totals[seat]));
+      box.appendChild(head);
+      box.appendChild(cards(hands[seat], "small"));
+      var lm = lastMove[seat];
+      var lastLine = el("div", "last");
+      if (lm) {
+        lastLine.appendChild(lm.cards.length ? cards(lm.cards, "small") : el("span", "", "pass"));
+        if (lm.latency_ms !== null && lm.latency_ms !== undefined) {
+          lastLine.appendChild(el("span", "", Math.round(lm.latency_ms) + " ms"));
+        }
+        if (lm.fault) { lastLine.appendChild(el("span", "chip warn", lm.fault)); }
+      }
+      box.appendChild(lastLine);
+      if (lm && lm.say) { box.appendChild(el("div", "say", "\u201c" + lm.say + "\u201d")); }
+      felt.appendChild(box);
+    });
+    var center = el("div", "center");
+    if (atEnd) {
+      var out = el("div", "outcome");
+      out.appendChild(el("div", "", deal.winner !== null && deal.winner !== undefined
+        ? name(deal.winner) + " wins deal " + (dealIdx + 1) : "deal " + (dealIdx + 1) + " over"));
+      if (deal.scores) {
+        out.appendChild(el("div", "", "scores: " + deal.scores.map(function (v, s) {
+          return name(s) + " " + (v > 0 ? "+" : "") + v; }).join(", ")));
+      }
+      center.appendChild(out);
+    } else if (last && last.table.length) {
+      center.appendChild(cards(last.table));
+      center.appendChild(el("div", "caption", "to beat: " + name(last.table_seat)));
+    } else {
+      center.appendChild(el("div", "caption", turnIdx === 0 ? "the deal begins" : "new trick"));
+    }
+    felt.appendChild(center);
+    // The line under the controls.
+    info.textContent = "";
+    info.appendChild(el("strong", "", "Deal " + (dealIdx + 1) + "/" + data.deals.length +
+      ", turn " + turnIdx + "/" + turns.length + ": "));
+    if (last) {
+      info.appendChild(document.createTextNode(name(last.seat) + " " +
+        (last.cards.length ? "plays " + moveText(last) : "passes") +
+        (last.latency_ms !== null && last.latency_ms !== undefined
+          ? " in " + Math.round(last.latency_ms) + " ms" : "") +
+        " (" + last.legal + " legal move" + (last.legal === 1 ? "" : "s") +
+        ", time bank " + (last.bank_ms / 1000).toFixed(1) + " s)"));
+      if (last.fault) {
+        info.appendChild(document.createTextNode(" "));
+        info.appendChild(el("span", "fault", "fault: " + last.fault +
+          (last.detail ? " (" + last.detail + ")" : "")));
+      }
+    } else {
+      info.appendChild(document.createTextNode("hands as dealt; " + name(turns.length ? turns[0].seat : 0) + " leads"));
+    }
+    slider.max = turns.length;
+    slider.value = turnIdx;
+    Array.prototype.forEach.call(list.children, function (li, k) {
+      li.classList.toggle("current", k === turnIdx - 1);
+    });
+    root.setAttribute("data-deal", dealIdx);
+    root.setAttribute("data-turn", turnIdx);
+  }
+
+  function fillList() {
+    list.textContent = "";
+    data.deals[dealIdx].turns.forEach(function (t, k) {
+      var li = el("li", "", name(t.seat) + ": " + moveText(t) +
+        (t.latency_ms !== null && t.latency_ms !== undefined ? " (" + Math.round(t.latency_ms) + " ms)" : ""));
+      if (t.fault) { li.appendChild(el("span", "fault", " " + t.fault)); }
+      li.addEventListener("click", function () { stop(); turnIdx = k + 1; render(); });
+      list.appendChild(li);
+    });
+  }
+
+  function setDeal(d, atEnd) {
+    dealIdx = Math.max(0, Math.min(data.deals.length - 1, d));
+    dealSelect.value = String(dealIdx);
+    fillList();
+    turnIdx = atEnd ? data.deals[dealIdx].turns.length : 0;
+    render();
+  }
+  function step(delta) {
+    var n = data.deals[dealIdx].turns.length;
+    var next = turnIdx + delta;
+    if (next > n) {
+      if (dealIdx + 1 < data.deals.length) { setDeal(dealIdx + 1, false); return true; }
+      return false;
+    }
+    if (next < 0) {
+      if (dealIdx > 0) { setDeal(dealIdx - 1, true); return true; }
+      return false;
+    }
+    turnIdx = next;
+    render();
+    return true;
+  }
+  function stop() {
+    if (timer) { clearInterval(timer); timer = null; }
+    root.setAttribute("data-playing", "false");
+  }
+  function play() {
+    if (timer) { stop(); return; }
+    root.setAttribute("data-playing", "true");
+    timer = setInterval(function () { if (!step(1)) { stop(); } }, Number(speed.value));
+  }
+
+  function init(d) {
+    data = d;
+    data.deals.forEach(function (deal, k) {
+      dealSelect.appendChild(el("option", "", "deal " + (k + 1) + " of " + data.deals.length)).value = String(k);
+    });
+    dealSelect.addEventListener("change", function () { stop(); setDeal(Number(dealSelect.value), false); });
+    $("first").addEventListener("click", function () { stop(); turnIdx = 0; render(); });
+    $("last").addEventListener("click", function () { stop(); turnIdx = data.deals[dealIdx].turns.length; render(); });
+    $("prev").addEventListener("click", function () { stop(); step(-1); });
+    $("next").addEventListener("click", function () { stop(); step(1); });
+    playButton.addEventListener("click", play);
+    speed.addEventListener("change", function () { if (timer) { stop(); play(); } });
+    slider.addEventListener("input", function () { stop(); turnIdx = Number(slider.value); render(); });
+    document.addEventListener("keydown", function (e) {
+      if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) { return; }
+      if (e.key === "ArrowRight") { stop(); step(1); e.preventDefault(); }
+      else if (e.key === "ArrowLeft") { stop(); step(-1); e.preventDefault(); }
+      else if (e.key === " ") { play(); e.preventDefault(); }
+      else if (e.key === "Home") { stop(); turnIdx = 0; render(); }
+      else if (e.key === "End") { stop(); turnIdx = data.deals[dealIdx].turns.length; render(); }
+    });
+    setDeal(0, false);
+    root.setAttribute("data-ready", "true");
+  }
+
+  fetch(root.getAttribute("data-replay-url"), { credentials: "same-origin" })
+    .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
+    .then(init)
+    .catch(function (err) { info.textContent = "The replay could not be loaded: " + err.message; });
+})();
