@@ -103,13 +103,37 @@ ROW_H = 22
 HEAD_H = 26
 PAD = 8
 TABLE_GAP = 18
+TOP = 50
+"""Room above the boxes for the column titles."""
+
+
+def placeholder_rounds(bracket: dict[str, Any]) -> list[dict[str, Any]]:
+    """The knockout rounds not drawn yet, as empty tables ("to be decided"), so the bracket
+    shows its whole shape from the start."""
+    sizes = bracket.get("round_sizes") or []
+    seats = int(bracket.get("seats") or 4)
+    out: list[dict[str, Any]] = []
+    fake = 0
+    for number in range(len(bracket["rounds"]) + 1, len(sizes) + 1):
+        tables = []
+        for i in range(max(1, sizes[number - 1] // seats)):
+            row = []
+            for _ in range(seats):
+                fake -= 1
+                row.append({"id": fake, "name": "to be decided", "seed": None})
+            tables.append({"number": i + 1, "state": "pending", "seats": row, "matches": [],
+                           "result": None})
+        out.append({"number": number, "state": "pending", "byes": [],
+                    "target": sizes[number] if number < len(sizes) else None,
+                    "advanced": None, "tables": tables})
+    return out
 
 
 def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, Any]:
     """Positions of every round column, table box and row of the bracket JSON
     (:func:`arena.tournaments.present.bracket_json`), and the connector curves from each
     player who went through to the row where it sits in the next round."""
-    rounds = bracket["rounds"]
+    rounds = list(bracket["rounds"]) + placeholder_rounds(bracket)
     boxes: list[dict[str, Any]] = []
     heights = []
     for rnd in rounds:
@@ -119,7 +143,7 @@ def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, An
         if rnd["byes"]:
             h += HEAD_H + ROW_H * len(rnd["byes"]) + PAD + TABLE_GAP
         heights.append(h)
-    total_h = max(heights, default=0) + 40
+    total_h = max(heights, default=0) + TOP
     rows_at: dict[tuple[int, int], tuple[float, float, float]] = {}
     columns = []
     last_number = rounds[-1]["number"] if rounds else 0
@@ -128,9 +152,11 @@ def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, An
         final = (connectors and rnd["number"] == last_number
                  and bracket.get("state") == "finished")
         x = 10 + ci * (COL_W + COL_GAP)
-        y = 40 + (total_h - 40 - heights[ci]) / 2
-        columns.append({"x": x, "title": f"Round {rnd['number']}", "state": rnd["state"],
-                        "number": rnd["number"], "target": rnd.get("target")})
+        y = TOP + (total_h - TOP - heights[ci]) / 2
+        final_round = bracket.get("round_sizes") and rnd["number"] == len(bracket["round_sizes"])
+        columns.append({"x": x, "title": "Final" if final_round else f"Round {rnd['number']}",
+                        "state": rnd["state"], "number": rnd["number"],
+                        "target": rnd.get("target")})
         items: list[tuple[str, Any]] = [("table", t) for t in rnd["tables"]]
         if rnd["byes"]:
             items.append(("byes", rnd["byes"]))

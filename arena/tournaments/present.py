@@ -141,7 +141,7 @@ def bracket_json(s: Session, t: Tournament) -> dict[str, Any]:
     planned: list[int] | None = None
     if t.format == "knockout":
         planned = knockout_sizes(len(seeds), t.seats, t.advance)
-    return {"tournament": t.id, "format": t.format, "state": t.state,
+    return {"tournament": t.id, "format": t.format, "state": t.state, "seats": t.seats,
             "current_round": t.current_round, "rounds_planned": t.rounds,
             "round_sizes": planned, "rounds": out_rounds}
 
