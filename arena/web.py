@@ -40,6 +40,7 @@ from flask import (
 from flask import session as cookie_session
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from referee import preset_names
 
@@ -118,7 +119,7 @@ def ago_filter(value: Any) -> str:
         return f"{int(s // 60)} min ago"
     if s < 86400:
         return f"{int(s // 3600)} h ago"
-    return value.strftime("%Y-%m-%d")
+    return str(value.strftime("%Y-%m-%d"))
 
 
 def page_not_found(what: str) -> tuple[str, int]:
@@ -325,7 +326,7 @@ def tournaments() -> str:
 
 
 @bp.route("/tournaments/new", methods=["GET", "POST"])
-def tournament_new() -> tuple[str, int] | str | Response:
+def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     s = session()
     bots = s.scalars(select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.name)).all()
     presets = preset_names()

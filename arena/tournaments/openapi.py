@@ -43,7 +43,7 @@ def _id(name: str) -> dict[str, Any]:
             "schema": {"type": "integer", "minimum": 1}}
 
 
-BEARER = [{"bearer": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 E400 = _error("malformed request (bad JSON, unknown or missing field, wrong type, a "
               "tournament that cannot be made: too few entrants, bad advance count...)")
 E401 = _error("no token")
