@@ -47,8 +47,10 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
+    """A browser per test: no idle connection of one test's server is ever reused by the
+    next test's (whose server may get the same port)."""
     path = chromium_path()
     if path is None:
         message = ("no chromium binary on PATH (Debian: apt-get install chromium "
