@@ -53,7 +53,7 @@ def new_tournament(data: dict[str, Any]) -> Tournament:
         else int(cfg["MATCH_DEALS"])
     limits = _limits(data["limits"]) if "limits" in data else default_limits(cfg)
     duplicate = want_bool(data, "duplicate") if "duplicate" in data else False
-    advance = want_int(data, "advance", 1, 3) if "advance" in data else 2
+    advance = want_int(data, "advance", 1, 3) if "advance" in data else None
     rounds = want_int(data, "rounds", 1, 100) if "rounds" in data else None
     cycles = want_int(data, "cycles", 1, 10) if "cycles" in data else 1
     rated = want_bool(data, "rated") if "rated" in data else True

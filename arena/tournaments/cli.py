@@ -56,8 +56,8 @@ def tournament() -> None:
 @click.option("--bot", "bots", multiple=True, required=True, help="entrant: bot name or id")
 @click.option("--deals", type=int, default=None, help="deals per match")
 @click.option("--duplicate/--no-duplicate", default=False)
-@click.option("--advance", type=int, default=2, show_default=True,
-              help="knockout: players per table who go through")
+@click.option("--advance", type=int, default=None,
+              help="knockout: players per table who go through (default: half the seats)")
 @click.option("--rounds", type=int, default=None, help="Swiss rounds / fixed RR rounds")
 @click.option("--cycles", type=int, default=1, show_default=True,
               help="round robin: times every pair meets")
@@ -67,7 +67,7 @@ def tournament() -> None:
 @click.option("--seed", type=int, default=None)
 @click.option("--start", "start_now", is_flag=True, help="start at once")
 def create(name: str, fmt: str, ruleset: str | None, bots: tuple[str, ...], deals: int | None,
-           duplicate: bool, advance: int, rounds: int | None, cycles: int,
+           duplicate: bool, advance: int | None, rounds: int | None, cycles: int,
            deadline_ms: int | None, time_bank_ms: int | None, unrated: bool,
            seed: int | None, start_now: bool) -> None:
     """Create a tournament (and with --start, start it)."""

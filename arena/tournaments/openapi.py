@@ -76,8 +76,9 @@ SCHEMAS: dict[str, Any] = {
             "duplicate": {"type": "boolean", "default": False,
                           "description": "replay every table's deals once per rotation of "
                                          "the seats and score against the same cards"},
-            "advance": {"type": "integer", "minimum": 1, "default": 2,
-                        "description": "knockout: players per table who go through"},
+            "advance": {"type": "integer", "minimum": 1,
+                        "description": "knockout: players per table who go through "
+                                       "(default: half the seats, 2 of 4, 1 heads-up)"},
             "rounds": {"type": "integer", "minimum": 1,
                        "description": "Swiss: rounds (default ceil(log_seats n) + 1); round "
                                       "robin: a fixed number instead of 'until all met'"},

@@ -96,7 +96,7 @@ def create_tournament(
     deals: int,
     limits: Limits,
     duplicate: bool = False,
-    advance: int = 2,
+    advance: int | None = None,
     rounds: int | None = None,
     cycles: int = 1,
     rated: bool = True,
@@ -116,6 +116,8 @@ def create_tournament(
     if len(bots) < seats:
         raise TournamentError(f"{rules.name} needs at least {seats} entrants, got {len(bots)}",
                               "too_few_entrants")
+    if advance is None:
+        advance = max(1, seats // 2)  # the top half of each table: 2 of 4, 1 of 2 or 3
     if format == "knockout" and not 1 <= advance < seats:
         raise TournamentError(f"advance must be between 1 and {seats - 1}", "bad_advance")
     if format == "swiss" and rounds is None:
