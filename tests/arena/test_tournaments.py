@@ -199,41 +199,62 @@ def test_knockout_with_byes_advances_the_top_two(
     assert {x["bot"]["id"] for x in standings["items"][-2:]} == out_r1
 
 
+@pytest.fixture
+def two_player_rules(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A two-player rule set the whole service can name.  No preset has two seats, so until
+    :func:`referee.find_ruleset` resolves option suffixes itself, the arena's modules get a
+    ``find_ruleset`` that understands ``standard+players=2``."""
+    from referee import find_ruleset
+
+    name = "standard+players=2"
+    try:
+        if find_ruleset(name).players == 2:
+            return name
+    except ValueError:
+        pass
+
+    def resolve(text: str = "standard", **overrides: Any) -> Any:
+        base, _, suffix = text.partition("+")
+        for item in filter(None, suffix.split(",")):
+            key, _, value = item.partition("=")
+            overrides[key] = int(value) if value.isdigit() else value
+        return find_ruleset(base, **overrides)
+
+    import arena.api
+    import arena.families
+    import arena.jobs
+    import arena.matches
+
+    for module in (arena.api, arena.families, arena.jobs, arena.matches, service):
+        monkeypatch.setattr(module, "find_ruleset", resolve)
+    assert resolve(name).players == 2 and resolve(name).name == name
+    return name
+
+
 def test_heads_up_bracket_for_a_two_player_rule_set(
-    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str], two_player_rules: str
 ) -> None:
     urls = list(sample_bots.values())
     ids = [register(client, f"hu-{i}", urls[i % len(urls)])[0] for i in range(5)]
-    t = create(client, format="knockout", bots=ids, deals=1, advance=1,
-               ruleset=_two_player(),
+    t = create(client, format="knockout", bots=ids, deals=1, ruleset=two_player_rules,
                duplicate=True, start=True)
-    assert t["seats"] == 2
+    assert t["seats"] == 2 and t["advance"] == 1 and t["family"] == "classic/2p"
     play_queued(app)
     bracket = client.get(f"/api/tournaments/{t['id']}/bracket").get_json()
     assert bracket["state"] == "finished"
     sizes = [sum(len(tb["seats"]) for tb in r["tables"]) + len(r["byes"])
              for r in bracket["rounds"]]
-    assert sizes == [5, 4, 2]
+    assert sizes == [5, 4, 2]  # a bracket of 8 with three byes, then 4, then the final
     assert [b["seed"] for b in bracket["rounds"][0]["byes"]] == [1, 2, 3]
+    assert sorted(b["seed"] for b in bracket["rounds"][0]["tables"][0]["seats"]) == [4, 5]
     for r in bracket["rounds"]:
         for tb in r["tables"]:
-            assert len(tb["matches"]) == 2  # duplicate heads-up: both seatings
-
-
-def _two_player() -> str:
-    """A two-player rule set the whole service can name: a preset, or ``standard+players=2``
-    once :func:`referee.find_ruleset` resolves option suffixes."""
-    from referee import find_ruleset, preset_names
-
-    for name in [*preset_names(), "standard+players=2"]:
-        try:
-            if find_ruleset(name).players == 2:
-                return name
-        except ValueError:
-            continue
-    pytest.skip("no two-player rule set can be named (no 2-player preset, and "
-                "find_ruleset does not resolve 'standard+players=2'); the heads-up bracket "
-                "is covered by tests/arena/test_scheduling.py")
+            assert len(tb["seats"]) == 2
+            assert len(tb["matches"]) == 2  # duplicate heads-up: both seatings, same cards
+            assert sum(x["advanced"] for x in tb["result"]) == (1 if r["target"] else 0)
+    final = bracket["rounds"][-1]["tables"][0]["result"]
+    standings = client.get(f"/api/tournaments/{t['id']}/standings").get_json()
+    assert standings["items"][0]["bot"]["id"] == final[0]["bot"]["id"]
 
 
 # --- API checks -------------------------------------------------------------------------------
