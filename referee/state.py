@@ -38,19 +38,16 @@ from .rules import (
     StockEmpty,
 )
 from .scoring import settle
+from .shuffling import shuffle, shuffled_bits
 
 PASS = 0
 """The pass move (an empty set of cards)."""
 
+_DECK = list(range(52))
+"""The cards in the order the shuffle starts from (never modified)."""
+
 MAX_REDEALS = 1000
 """Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
-
-
-def shuffled(rng: random.Random, cards: list[int]) -> list[int]:
-    """A uniformly random permutation of ``cards`` drawn from ``rng`` (Fisher-Yates)."""
-    deck = list(cards)
-    rng.shuffle(deck)
-    return deck
 
 
 @dataclass(frozen=True)
@@ -185,21 +182,19 @@ class Deal:
         rules, t, n = self.rules, self.t, self.rules.players
         size = rules.hand_size()
         seats = 4 if rules.leftover is Leftover.GHOST_HAND else n
-        base = list(range(52))
+        base = _DECK
         removed = 0
         if rules.leftover is Leftover.REMOVE_LOWEST:
             by_order = sorted(base, key=lambda c: t.order[c])
             base = by_order[52 - size * n :]
             removed = sum(1 << c for c in by_order[: 52 - size * n])
         for _ in range(MAX_REDEALS):
-            deck = shuffled(self.rng, base)
+            deck = shuffled_bits(self.rng, base)
             # Dealing blocks of a uniformly shuffled deck gives the same hands as dealing
             # round the table one card at a time.
-            blocks = [
-                sum(map((1).__lshift__, deck[s * size : (s + 1) * size])) for s in range(seats)
-            ]
+            blocks = [sum(deck[s * size : (s + 1) * size]) for s in range(seats)]
             hands = blocks[:n]
-            rest = deck[size * seats :]
+            rest = [b.bit_length() - 1 for b in deck[size * seats :]]
             ghost = 0
             for b in blocks[n:]:
                 ghost |= b
@@ -468,8 +463,8 @@ class Deal:
 
     def _shootout(self) -> None:
         """Team tie: everyone gets five fresh cards; the lowest card opens (000 wiki)."""
-        deck = shuffled(self.rng, list(range(52)))
-        self.hands = [sum(1 << c for c in deck[5 * s : 5 * s + 5]) for s in range(4)]
+        deck = shuffled_bits(self.rng, _DECK)
+        self.hands = [sum(deck[5 * s : 5 * s + 5]) for s in range(4)]
         self.shootouts.append(list(self.hands))
         self._fives = [None] * 4
         self.n_active = 4
@@ -744,7 +739,7 @@ class Deal:
         for _ in range(k):
             if not self.stock and self.rules.stock_empty is StockEmpty.RESHUFFLE_DISCARDS:
                 pile = [c for c in range(52) if self.discards >> c & 1]
-                self.rng.shuffle(pile)
+                shuffle(self.rng, pile)
                 self.stock, self.discards = pile, 0
             if not self.stock:
                 break
