@@ -47,6 +47,46 @@ KIND_RUN = 200
 TWO_RANK_BIT = 1 << 48
 
 
+WindowRecord = tuple[int, int, tuple[tuple[int, int], ...], int, int]
+"""A sequence window for the generator: see ``Tables.windows_in``."""
+
+def _rank_tables() -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]:
+    """Ranks and one-rank patterns of all 8192 rank patterns, each entry built from the entry
+    without its top rank (cheap enough to build at import)."""
+    patterns: list[int] = [0]
+    ranks: list[tuple[int, ...]] = [()]
+    bits: list[tuple[int, ...]] = [()]
+    for sub in range(1, 1 << 13):
+        r = sub.bit_length() - 1
+        prev = sub ^ (1 << r)
+        patterns.append(patterns[prev] | 1 << (4 * r))
+        ranks.append((*ranks[prev], r))
+        bits.append((*bits[prev], 1 << (4 * r)))
+    return dict(zip(patterns, ranks, strict=True)), dict(zip(patterns, bits, strict=True))
+
+
+RANK_LIST, RANK_BITS = _rank_tables()
+"""Ranks, and one-rank patterns (bit 4r), of every rank pattern (bit 4r per rank): look-ups
+instead of bit loops per hand."""
+
+
+@cache
+def _complete_windows(patterns: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """For every rank pattern, the indices of the window patterns it contains (filled by
+    walking the supersets of each window)."""
+    found: dict[int, list[int]] = {p: [] for p in RANK_LIST}
+    for i, w in enumerate(patterns):
+        others = ONES ^ w
+        sub = others
+        while True:
+            found[w | sub].append(i)
+            if not sub:
+                break
+            sub = (sub - 1) & others
+    shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+    return {p: shared.setdefault(tuple(ix), tuple(ix)) for p, ix in found.items()}
+
+
 def rank_counts(hand: int) -> int:
     """Per-nibble popcount: nibble r of the result is how many cards of rank r the hand has."""
     x = hand - ((hand >> 1) & M1)
@@ -177,6 +217,42 @@ class Tables:
         self.window_offsets = [
             (pattern, tuple((4 * r, 16 * r) for r in ranks))
             for pattern, _, _, ranks in self.windows
+        ]
+        # The windows each rank pattern completes: one dict look-up instead of a scan of every
+        # window per hand.  Records are (pattern, cards, offsets, straight key base, shift of
+        # the tie-break rank); the base is -1 when plain straights are not plays.
+        records = [
+            (
+                pattern,
+                pattern * 15,
+                offs,
+                self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1,
+                4 * tb,
+            )
+            for (pattern, level, tb, _), (_, offs) in zip(
+                self.windows, self.window_offsets, strict=True
+            )
+        ]
+        complete = _complete_windows(tuple(w[0] for w in self.windows))
+        by_ix = {ix: tuple(records[i] for i in ix) for ix in set(complete.values())}
+        self.windows_in: dict[int, tuple[WindowRecord, ...]] = {
+            p: by_ix[ix] for p, ix in complete.items()
+        }
+        self.rank_list = RANK_LIST
+        self.rank_bits = RANK_BITS
+        # Suit rank of the card of a one-card nibble (0 when suits do not break ties).
+        self.nibble_suit_rank = [
+            suit_rank[self.nibble_suit[n]] if ties and n in self.nibble_suit else 0
+            for n in range(16)
+        ]
+        # Flush keys are linear in the rank pattern unless twos are low or only the top card
+        # counts: key = flush_base[suit] + pattern * flush_scale (see flush_inner).
+        self.flush_linear = not twos_low and self.flush_compare is not FlushCompare.TOP_CARD
+        suit_first = self.flush_compare is FlushCompare.SUIT_FIRST
+        self.flush_scale = 1 if suit_first else 4
+        self.flush_base = [
+            self.lv_flush << TYPE_SHIFT | (suit_rank[s] if ties else 0) << (52 if suit_first else 0)
+            for s in range(4)
         ]
         lvls = set(self.same_suit_level.values())
         self.seq_all = self.lv_straight >= 0 and all(lv >= 0 for lv in lvls)

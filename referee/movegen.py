@@ -24,6 +24,7 @@ from .compiled import (
     ONES,
     TYPE_SHIFT,
     Tables,
+    WindowRecord,
     rank_counts,
 )
 from .rules import FiveCompare, FourCard
@@ -54,75 +55,106 @@ def _ranks(g: int) -> list[int]:
 
 
 # --- five-card structures (each returns disjoint groups of plays) ---------------------------
+#
+# A hand is first split into its four suit patterns ``h >> s & ONES`` (bit 4r: the hand holds
+# rank r in suit s).  Their OR is the ranks present, their sum the per-rank counts, and dict
+# look-ups keyed by rank patterns (``Tables.rank_list``, ``Tables.windows_in``) stand in for bit
+# loops: on Python ints every operation costs about the same, so fewer operations is faster.
 
 
-def _sequences(h: int, t: Tables, ge1: int) -> list[tuple[int, list[int]]]:
-    """``(window pattern, plays)`` for every sequence window the hand completes."""
+def _suits(h: int) -> tuple[int, int, int, int]:
+    """The rank patterns of the four suits of ``h``."""
+    return h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
+
+
+def _sequences(h: int, t: Tables, ge1: int) -> list[tuple[WindowRecord, list[int]]]:
+    """``(window, plays)`` for every sequence window the hand completes."""
     out = []
     sg = t.singles
-    for pattern, offs in t.window_offsets:
-        if ge1 & pattern == pattern:
-            only = h & (pattern * 15)
-            if only.bit_count() == 5:  # one card of each rank: a single sequence
-                out.append((pattern, [only]))
-                continue
-            (s0, b0), (s1, b1), (s2, b2), (s3, b3), (s4, b4) = offs
-            out.append(
-                (
-                    pattern,
-                    [
-                        a | b | c | d | e
-                        for a in sg[b0 | (h >> s0) & 15]
-                        for b in sg[b1 | (h >> s1) & 15]
-                        for c in sg[b2 | (h >> s2) & 15]
-                        for d in sg[b3 | (h >> s3) & 15]
-                        for e in sg[b4 | (h >> s4) & 15]
-                    ],
-                )
+    for w in t.windows_in[ge1]:
+        only = h & w[1]
+        if only.bit_count() == 5:  # one card of each rank: a single sequence
+            out.append((w, [only]))
+            continue
+        (s0, b0), (s1, b1), (s2, b2), (s3, b3), (s4, b4) = w[2]
+        out.append(
+            (
+                w,
+                [
+                    a | b | c | d | e
+                    for a in sg[b0 | (h >> s0) & 15]
+                    for b in sg[b1 | (h >> s1) & 15]
+                    for c in sg[b2 | (h >> s2) & 15]
+                    for d in sg[b3 | (h >> s3) & 15]
+                    for e in sg[b4 | (h >> s4) & 15]
+                ],
             )
+        )
     return out
 
 
-def _flushes(h: int, t: Tables) -> list[tuple[int, list[int]]]:
-    """``(suit, plays)``: five cards of one suit that are not a valid sequence."""
+def _same_suit_windows(t: Tables, suits: tuple[int, int, int, int]) -> set[int]:
+    """Patterns of the windows the hand completes within one suit (straight flushes)."""
+    wi = t.windows_in
+    return {w[0] for p in suits for w in wi[p]}
+
+
+def _flushes(t: Tables, suits: tuple[int, int, int, int]) -> list[tuple[int, list[int]]]:
+    """``(suit, rank patterns)``: five cards of one suit that are not a valid sequence (the
+    play is the pattern shifted by the suit)."""
     out = []
     win = t.window_of
-    sm = t.suit_masks
     for s in (0, 1, 2, 3):
-        suited = h & sm[s]
-        k = suited.bit_count()
+        p = suits[s]
+        k = p.bit_count()
         if k < 5:
             continue
         if k == 5:
-            fl = [suited]
-        elif k == 6:
-            fl = [suited ^ b for b in _bits(suited)]
+            if p not in win:
+                out.append((s, [p]))
+            continue
+        rb = t.rank_bits[p]
+        if k == 6:
+            fl = [p ^ b for b in rb]
         else:
-            fl = [a | b | c | d | e for a, b, c, d, e in combinations(_bits(suited), 5)]
-        out.append((s, [m for m in fl if m >> s not in win]))
+            fl = [a | b | c | d | e for a, b, c, d, e in combinations(rb, 5)]
+        out.append((s, [m for m in fl if m not in win]))
     return out
 
 
-def _full_houses(h: int, t: Tables, cnt: int, ge3: int) -> list[tuple[int, list[int]]]:
+def _full_houses(h: int, t: Tables, ge2: int, ge3: int) -> list[tuple[int, list[int]]]:
     """``(rank of the triple, plays)``."""
     out = []
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    pm, tr = t.pair_masks, t.triples
-    for r in _ranks(ge3):
-        others = ge2 & ~(1 << (r << 2))
+    pm, tr, rl = t.pair_masks, t.triples, t.rank_list
+    for r in rl[ge3]:
+        others = ge2 ^ (1 << (r << 2))
         if others:
-            prs = [p for r2 in _ranks(others) for p in pm[r2 << 4 | (h >> (r2 << 2)) & 15]]
+            prs = [p for r2 in rl[others] for p in pm[r2 << 4 | (h >> (r2 << 2)) & 15]]
             out.append((r, [tm | p for tm in tr[r << 4 | (h >> (r << 2)) & 15] for p in prs]))
     return out
 
 
-def _quads(h: int, cnt: int) -> list[tuple[int, list[int]]]:
+def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     """``(rank, plays)``: four of a kind with any fifth card."""
     out = []
-    for r in _ranks((cnt >> 2) & ONES):
+    for r in t.rank_list[ge4]:
         q = 15 << (r << 2)
-        out.append((r, [q | c for c in _bits(h & ~q)]))
+        out.append((r, [q | c for c in _cards(h ^ q, t)]))
     return out
+
+
+def _cards(m: int, t: Tables) -> list[int]:
+    """The single-card masks of ``m``, by seven byte look-ups."""
+    bc = t.bit_chunks
+    return [
+        *bc[0][m & 255],
+        *bc[1][m >> 8 & 255],
+        *bc[2][m >> 16 & 255],
+        *bc[3][m >> 24 & 255],
+        *bc[4][m >> 32 & 255],
+        *bc[5][m >> 40 & 255],
+        *bc[6][m >> 48],
+    ]
 
 
 def _extras(h: int, t: Tables, cnt: int) -> Keyed:
@@ -164,20 +196,22 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
         return []
     if not t.seq_all:
         return [m for _, m in five_card_keyed(h, t)]
-    cnt = rank_counts(h)
+    suits = _suits(h)
+    a, b, c, d = suits
     out: list[int] = []
-    for _, plays in _sequences(h, t, (cnt | cnt >> 1 | cnt >> 2) & ONES):
+    for _, plays in _sequences(h, t, a | b | c | d):
         out += plays
     if t.lv_flush >= 0:
-        for _, plays in _flushes(h, t):
-            out += plays
+        for s, pats in _flushes(t, suits):
+            out += [p << s for p in pats]
+    cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     if ge3:
         if t.lv_full >= 0:
-            for _, plays in _full_houses(h, t, cnt, ge3):
+            for _, plays in _full_houses(h, t, ((cnt >> 1) | (cnt >> 2)) & ONES, ge3):
                 out += plays
         if t.lv_quads >= 0:
-            for _, plays in _quads(h, cnt):
+            for _, plays in _quads(h, t, (cnt >> 2) & ONES):
                 out += plays
     if t.extra_five_levels:
         out += [m for _, m in _extras(h, t, cnt)]
@@ -192,57 +226,82 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     """
     if not t.any_five or h.bit_count() < 5:
         return []
-    cnt = rank_counts(h)
+    suits = _suits(h)
+    a, b, c, d = suits
     out: Keyed = []
-    shift = TYPE_SHIFT
-    sm, sr, ns = t.suit_masks, t.suit_rank, t.nibble_suit
-    ties = t.rules.suits_break_ties
-    lv_s = t.lv_straight
-    for pattern, plays in _sequences(h, t, (cnt | cnt >> 1 | cnt >> 2) & ONES):
-        _, level, tb, _ = t.window_of[pattern]
-        tbs = tb << 2
-        straight_base = lv_s << shift | level * 4
-        if not any((h >> s) & pattern == pattern for s in (0, 1, 2, 3)):
-            # No straight flush in this window: every play is a plain straight.
-            if lv_s < 0:
-                continue
-            if ties:
-                out += [(straight_base + sr[ns[(m >> tbs) & 15]], m) for m in plays]
-            else:
-                out += [(straight_base, m) for m in plays]
-            continue
-        ss_lv = t.same_suit_level[pattern]
-        ss_flush = t.same_suit_is_flush[pattern]
-        for m in plays:
-            s = (m & -m).bit_length() - 1 & 3
-            if m & sm[s] == m:
-                if ss_lv < 0:
-                    continue
-                if ss_flush:
-                    out.append((ss_lv << shift | t.flush_inner(pattern, s), m))
-                else:
-                    out.append((ss_lv << shift | level * 4 + (sr[s] if ties else 0), m))
-            elif lv_s >= 0:
-                out.append((straight_base + (sr[ns[(m >> tbs) & 15]] if ties else 0), m))
+    if t.seq_any:
+        _keyed_sequences(h, t, suits, out)
     if t.lv_flush >= 0:
-        base = t.lv_flush << shift
-        fi = t.flush_inner
-        for s, plays in _flushes(h, t):
-            out += [(base | fi(m >> s, s), m) for m in plays]
+        _keyed_flushes(t, suits, out)
+    cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     if ge3:
+        shift = TYPE_SHIFT
+        rv = t.rv
         if t.lv_full >= 0:
             base = t.lv_full << shift
-            for r, plays in _full_houses(h, t, cnt, ge3):
-                out += [(base | t.rv[r], m) for m in plays]
+            for r, plays in _full_houses(h, t, ((cnt >> 1) | (cnt >> 2)) & ONES, ge3):
+                key = base | rv[r]
+                out += [(key, m) for m in plays]
         if t.lv_quads >= 0:
             base = t.lv_quads << shift
-            for r, plays in _quads(h, cnt):
-                out += [(base | t.rv[r], m) for m in plays]
+            for r, plays in _quads(h, t, (cnt >> 2) & ONES):
+                key = base | rv[r]
+                out += [(key, m) for m in plays]
     if t.extra_five_levels:
         out += _extras(h, t, cnt)
     out.sort()
     return out
+
+
+def _keyed_sequences(h: int, t: Tables, suits: tuple[int, int, int, int], out: Keyed) -> None:
+    """Append the keyed sequences of ``h`` (straights and same-suit sequences) to ``out``."""
+    a, b, c, d = suits
+    found = _sequences(h, t, a | b | c | d)
+    if not found:
+        return
+    same_suit = _same_suit_windows(t, suits)
+    nsr = t.nibble_suit_rank
+    for w, plays in found:
+        pattern, _, _, base, tbs = w
+        if pattern in same_suit:
+            out += _keyed_same_suit_window(t, pattern, plays)
+        elif base >= 0:
+            out += [(base + nsr[(m >> tbs) & 15], m) for m in plays]
+
+
+def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
+    """Keys of a window's plays when some of them lie in one suit (rare: checked per play)."""
+    out: Keyed = []
+    _, level, _, _ = t.window_of[pattern]
+    shift = TYPE_SHIFT
+    sm, sr = t.suit_masks, t.suit_rank
+    ties = t.rules.suits_break_ties
+    lv_s = t.lv_straight
+    ss_lv = t.same_suit_level[pattern]
+    for m in plays:
+        s = (m & -m).bit_length() - 1 & 3
+        if m & sm[s] == m:
+            if ss_lv < 0:
+                continue
+            if t.same_suit_is_flush[pattern]:
+                out.append((ss_lv << shift | t.flush_inner(pattern, s), m))
+            else:
+                out.append((ss_lv << shift | level * 4 + (sr[s] if ties else 0), m))
+        elif lv_s >= 0:
+            out.append((lv_s << shift | t.straight_inner(m, pattern), m))
+    return out
+
+
+def _keyed_flushes(t: Tables, suits: tuple[int, int, int, int], out: Keyed) -> None:
+    """Append the keyed flushes to ``out``."""
+    for s, pats in _flushes(t, suits):
+        if t.flush_linear:
+            base, scale = t.flush_base[s], t.flush_scale
+            out += [(base + p * scale, p << s) for p in pats]
+        else:
+            base = t.lv_flush << TYPE_SHIFT
+            out += [(base | t.flush_inner(p, s), p << s) for p in pats]
 
 
 def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
