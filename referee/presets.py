@@ -26,6 +26,7 @@ from .rules import (
     PenaltySchedule,
     RuleSet,
     Settlement,
+    option_fields,
 )
 
 _NO_FLUSH = tuple(k for k in STANDARD_FIVE_ORDER if k is not FiveKind.FLUSH)
@@ -207,6 +208,16 @@ PRESETS: dict[str, RuleSet] = {
             settlement=Settlement.TEAMS,
         ),
         RuleSet(
+            name="heads-up",
+            aliases=("two-player",),
+            description="Two players, 17 cards each, the other 18 set aside unseen (000 'Two "
+            "Player Game': the first practice it lists); the holder of the lowest dealt card "
+            "opens with it.",
+            players=2,
+            cards_per_player=17,
+            leftover=Leftover.SET_ASIDE,
+        ),
+        RuleSet(
             name="three-player-stock",
             description="Three players, 13 cards each, a pass draws from the stock (000; 001); a "
             "player holding 13 or more cards pays 3 per card, as in the four-player game (000).",
@@ -229,16 +240,60 @@ def preset_names() -> list[str]:
 def find_ruleset(name: str = "standard", **overrides: Any) -> RuleSet:
     """The preset called ``name`` (or an alias), with option overrides applied.
 
-    An overridden preset keeps its name with the overrides appended, so logs show what was
-    played, e.g. ``house-003+players=3``.
+    An overridden preset is named after its base with the overrides appended, so logs show
+    what was played, e.g. ``house-003+players=3``; such a name is accepted back here
+    (``find_ruleset("house-003+players=3")``), so a rule set can be named in one string.
     """
-    key = name.strip().lower()
+    base_name, _, suffix = name.strip().partition("+")
+    key = base_name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in PRESETS:
         known = ", ".join(PRESETS)
         raise ValueError(f"unknown rule set {name!r}; known: {known}")
+    merged = {**parse_overrides(suffix), **overrides}
     base = PRESETS[key]
-    if not overrides:
+    if not merged:
         return base
-    suffix = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-    return base.with_options(name=f"{base.name}+{suffix}", aliases=(), **overrides)
+    text = ",".join(f"{k}={format_option(v)}" for k, v in sorted(merged.items()))
+    return base.with_options(name=f"{base.name}+{text}", aliases=(), **merged)
+
+
+_INT_OPTIONS = {"players", "cards_per_player", "lowest_card_every", "loser_stake"}
+_LIST_OPTIONS = {
+    "five_card_order", "bomb_kinds", "bomb_targets", "forbidden_final", "instant_wins",
+    "redeal", "straight_lengths",
+}
+
+
+def format_option(value: Any) -> str:
+    """Text of an option value in a rule-set name: lists joined by ``/``, booleans lower case."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [str(getattr(v, "value", v)) for v in value]
+        return "/".join(items if isinstance(value, (list, tuple)) else sorted(items))
+    return str(getattr(value, "value", value))
+
+
+def parse_overrides(suffix: str) -> dict[str, Any]:
+    """Parse ``key=value,key=value`` as written by :func:`format_option` (the penalty schedule
+    cannot be named this way: build the RuleSet instead)."""
+    out: dict[str, Any] = {}
+    if not suffix.strip():
+        return out
+    fields = {f.name for f in option_fields()}
+    for part in suffix.split(","):
+        k, eq, v = part.partition("=")
+        k, v = k.strip(), v.strip()
+        if not eq or k not in fields or k == "penalty":
+            raise ValueError(f"cannot read rule-set option {part!r}")
+        if k in _INT_OPTIONS:
+            out[k] = None if v == "None" else int(v)
+        elif k in _LIST_OPTIONS:
+            items = [x for x in v.split("/") if x]
+            out[k] = [int(x) for x in items] if k in ("bomb_targets", "straight_lengths") else items
+        elif v in ("true", "false", "True", "False"):
+            out[k] = v.lower() == "true"
+        else:
+            out[k] = v
+    return out

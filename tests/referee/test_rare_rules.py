@@ -300,3 +300,19 @@ def test_team_tie_goes_to_a_five_card_shootout() -> None:
 def test_inconsistent_options_are_refused(changes: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         find_ruleset("standard", **changes)
+
+
+def test_rule_set_names_round_trip() -> None:
+    """A derived rule set's name names it: find_ruleset reads the name back."""
+    r = find_ruleset(
+        "standard", players=3, bomb_kinds=["four-of-a-kind"], bomb_targets=[1, 2],
+        pass_rule="trick", spare_face_up=False, lowest_card_every=10,
+    )
+    again = find_ruleset(r.name)
+    assert again.name == r.name
+    assert again == r
+    assert find_ruleset("house-003+players=3").players == 3
+    with pytest.raises(ValueError):
+        find_ruleset("standard+no_such_option=1")
+    with pytest.raises(ValueError):
+        find_ruleset("standard+players")
