@@ -538,6 +538,20 @@ class RuleSet:
         seats = 4 if self.leftover is Leftover.GHOST_HAND else self.players
         if hand * seats > 52:
             out.append("not enough cards for that many hands")
+        spare = 52 - hand * self.players
+        if (
+            self.leftover
+            in (
+                Leftover.TO_HOLDER_OF_LOWEST,
+                Leftover.TO_HOLDER_OF_LOWEST_DIAMOND,
+                Leftover.TO_HOLDER_OF_TWO_OF_SPADES,
+            )
+            and spare >= self.players
+        ):
+            out.append(
+                f"{spare} undealt cards: spare cards go to one player only when fewer than one "
+                "per player is left; choose leftover=set-aside, stock or ghost-hand"
+            )
         if self.pass_draw is not PassDraw.NONE and self.leftover is not Leftover.STOCK:
             out.append("pass_draw needs leftover=stock")
         if len(set(self.five_card_order)) != len(self.five_card_order):

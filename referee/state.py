@@ -632,11 +632,20 @@ class Deal:
         raise DoesNotBeatError(self._why_not(move))
 
     def _why_not(self, move: int) -> str:
+        """Name the rule that refuses a combination which would otherwise beat the table."""
+        if self.phase == 1:
+            return "a decision before play is asked for, not a play"
+        if self.phase == 2:
+            return "only a bomb may be played out of turn"
         if self.opening_card and not move & self.opening_card:
             return f"the opening play must include {card_text(self.opening_card.bit_length() - 1)}"
         if move == self.hands[self.to_move] and self.t.is_forbidden_final(move):
             return "that play may not be your last"
-        return "the player before a last card must play their highest single"
+        if self.rules.last_card_duty is not LastCardDuty.NONE and move.bit_count() == 1:
+            return "the player before a last card must play their highest single"
+        if not self.table_kind:
+            return "that combination may not lead (it only answers certain plays)"
+        return "that play may not be made now"
 
     def push(self, move: int) -> None:
         """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
