@@ -80,7 +80,7 @@ def classify(mask: int, t: Tables) -> Play | None:
             return Play(mask, 4, 64 + t.rv[ge1.bit_length() >> 2])
         ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
         if t.four_card is FourCard.QUADS_AND_TWO_PAIRS and distinct == 2 and ge2 == ge1:
-            hi = ge1.bit_length() >> 2
+            hi, _lo = _two_ranks(ge1, t)
             return Play(mask, 4, _pair_key(mask & (15 << (hi << 2)), hi, t))
     if n == 5:
         found = _five(mask, t, cnt, ge1, distinct)
@@ -113,6 +113,14 @@ def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Pl
             top = lo + n // 2 - 1
             return Play(mask, KIND_PAIR_RUN + n // 2, _pair_key(mask & (15 << (top << 2)), top, t))
     return None
+
+
+def _two_ranks(pattern: int, t: Tables) -> tuple[int, int]:
+    """The two ranks of a two-rank pattern, higher first in this deal's rank order (with
+    ``twos_low_after_bomb`` the two can be the lower one)."""
+    a = pattern.bit_length() >> 2
+    b = (pattern & ~(1 << (a << 2))).bit_length() >> 2
+    return (a, b) if t.rv[a] > t.rv[b] else (b, a)
 
 
 def _pair_key(pair: int, r: int, t: Tables) -> int:
@@ -151,10 +159,9 @@ def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int,
             return (t.lv_full, r3) if t.lv_full >= 0 else None
         return (t.lv_triplejunk, r3) if t.lv_triplejunk >= 0 else None
     if distinct == 3 and ge2.bit_count() == 2:
-        hi = ge2.bit_length() >> 2
-        lo = (ge2 & ~(1 << (hi << 2))).bit_length() >> 2
+        hi, lo = _two_ranks(ge2, t)
         key = _pair_key(mask & (15 << (hi << 2)), hi, t)
-        if t.lv_sisters >= 0 and hi == lo + 1:
+        if t.lv_sisters >= 0 and t.rv[hi] == t.rv[lo] + 1:
             return t.lv_sisters, key
         if t.lv_twopair >= 0:
             return t.lv_twopair, key
