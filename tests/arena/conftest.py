@@ -104,6 +104,9 @@ def pg_database() -> Iterator[str]:
 
     admin, why = _pg_admin_url()
     if admin is None:
+        if os.environ.get("ARENA_REQUIRE_POSTGRES"):
+            # CI has PostgreSQL (.ci/run sets this): its tests must run there, never skip.
+            pytest.fail(f"PostgreSQL unreachable but required ({why})")
         pytest.skip(f"PostgreSQL unreachable, postgres tests skipped ({why})")
     name = f"arena_test_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin, autocommit=True) as conn:
