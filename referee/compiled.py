@@ -47,8 +47,19 @@ KIND_RUN = 200
 TWO_RANK_BIT = 1 << 48
 
 
-WindowRecord = tuple[int, int, tuple[tuple[int, int], ...], int, int]
-"""A sequence window for the generator: see ``Tables.windows_in``."""
+Factor = tuple[int, int, list[tuple[int, ...]]]
+"""Some ranks of a sequence window: ``(shift, mask, table)``, see :meth:`Tables._factors`."""
+OtherRanks = tuple[
+    int, int, list[tuple[int, ...]], int, int, list[tuple[int, ...]], tuple[Factor, ...]
+]
+"""The four ranks of a window besides the tie-break rank: two factors flattened, then any
+further factors (none for windows whose other ranks are two pairs of adjacent ranks)."""
+WindowRecord = tuple[int, int, int, list[tuple[tuple[int, int], ...]], OtherRanks]
+"""A sequence window for the generator: ``(pattern, straight key base (-1 when plain
+straights are no play), shift of the tie-break rank, its cards per nibble with the suit rank
+each adds to the key, the other ranks)``.  The tie-break rank alone decides the key of a
+straight, so a window's plays come out grouped by key."""
+
 
 def _rank_tables() -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]:
     """Ranks and one-rank patterns of all 8192 rank patterns, each entry built from the entry
@@ -135,6 +146,10 @@ class Tables:
                 self.triples.append(
                     tuple(sum(1 << (sh + s) for s in t) for t in combinations(suits, 3))
                 )
+        # Every pair and triple with its key: classifying a play of two or three cards is
+        # one dict look-up.
+        self.pair_key = {m: k for r in range(13) for m, k in self.pairs[r << 4 | 15]}
+        self.triple_key = {m: rv[r] for r in range(13) for m in self.triples[r << 4 | 15]}
         # Suit index of a one-card nibble.
         self.nibble_suit = {1: 0, 2: 1, 4: 2, 8: 3}
         self.triples_on = rules.triples
@@ -219,19 +234,16 @@ class Tables:
             for pattern, _, _, ranks in self.windows
         ]
         # The windows each rank pattern completes: one dict look-up instead of a scan of every
-        # window per hand.  Records are (pattern, cards, offsets, straight key base, shift of
-        # the tie-break rank); the base is -1 when plain straights are not plays.
+        # window per hand (see WindowRecord).
         records = [
             (
                 pattern,
-                pattern * 15,
-                offs,
                 self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1,
                 4 * tb,
+                self._keyed_singles(tb),
+                self._factors([r for r in ranks if r != tb]),
             )
-            for (pattern, level, tb, _), (_, offs) in zip(
-                self.windows, self.window_offsets, strict=True
-            )
+            for pattern, level, tb, ranks in self.windows
         ]
         complete = _complete_windows(tuple(w[0] for w in self.windows))
         by_ix = {ix: tuple(records[i] for i in ix) for ix in set(complete.values())}
@@ -275,6 +287,9 @@ class Tables:
             for n in set(self.run_lengths) | {3, 4, 5, 6}
         }
         """Rank windows of n consecutive ranks from three to ace: (pattern, ranks)."""
+        self.two_pair_fours = rules.four_card is FourCard.QUADS_AND_TWO_PAIRS
+        self.rare_leads = self.dragon_play or self.sf_plus_two or bool(self.run_lengths)
+        """Leads beyond one-rank plays, two pairs and five-card plays exist."""
         self.max_power = max(self.power)
         self.plain_singles = not (1 in rules.bomb_targets or self.chop or self.sf_plus_two)
         """Answers to a single are just higher singles (no bombs, chops or seven-card plays)."""
@@ -289,6 +304,38 @@ class Tables:
         self.forbid_any_2s = FinalRestriction.ANY_TWO_OF_SPADES in ff
         self.forbid_any_two = FinalRestriction.ANY_TWO in ff
         self.any_final_rule = bool(ff)
+
+    def _keyed_singles(self, r: int) -> list[tuple[tuple[int, int], ...]]:
+        """Per nibble of rank ``r``: its cards with the suit rank they add to a sequence key
+        when ``r`` is the tie-break rank (0 when suits do not break ties)."""
+        add = self.suit_rank if self.rules.suits_break_ties else [0, 0, 0, 0]
+        return [
+            tuple((1 << (4 * r + s), add[s]) for s in range(4) if n >> s & 1) for n in range(16)
+        ]
+
+    def _factors(self, ranks: list[int]) -> OtherRanks:
+        """The four ranks split into factors of one rank or two adjacent ranks: a factor
+        ``(shift, mask, table)`` gives ``table[(hand >> shift) & mask]``, the one-card-per-rank
+        choices of the hand in those ranks as card masks (OR-ed)."""
+        out: list[Factor] = []
+        rs = sorted(ranks)
+        while rs:
+            r = rs.pop(0)
+            if rs and rs[0] == r + 1:
+                rs.pop(0)
+                out.append((4 * r, 255, self._pair_of_ranks(r)))
+            else:
+                out.append((4 * r, 15, list(self.singles[16 * r : 16 * r + 16])))
+        (s1, m1, t1), (s2, m2, t2), *more = out
+        return s1, m1, t1, s2, m2, t2, tuple(more)
+
+    def _pair_of_ranks(self, r: int) -> list[tuple[int, ...]]:
+        """Per byte of ranks ``r`` and ``r + 1``: one card of each, OR-ed, every way."""
+        sg = self.singles
+        return [
+            tuple(a | b for a in sg[16 * r + (v & 15)] for b in sg[16 * (r + 1) + (v >> 4)])
+            for v in range(256)
+        ]
 
     # --- keys -------------------------------------------------------------------------
     def straight_inner(self, mask: int, pattern: int) -> int:

@@ -23,6 +23,7 @@ from .compiled import (
     KIND_SF_PLUS_TWO,
     ONES,
     TYPE_SHIFT,
+    OtherRanks,
     Tables,
     WindowRecord,
     rank_counts,
@@ -59,56 +60,50 @@ def _ranks(g: int) -> list[int]:
 # A hand is first split into its four suit patterns ``h >> s & ONES`` (bit 4r: the hand holds
 # rank r in suit s).  Their OR is the ranks present, their sum the per-rank counts, and dict
 # look-ups keyed by rank patterns (``Tables.rank_list``, ``Tables.windows_in``) stand in for bit
-# loops: on Python ints every operation costs about the same, so fewer operations is faster.
+# loops.  Every Python operation costs a few hundred machine instructions whatever it does, so
+# these functions are written to do few of them per hand.
 
 
-def _suits(h: int) -> tuple[int, int, int, int]:
-    """The rank patterns of the four suits of ``h``."""
-    return h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
-
-
-def _sequences(h: int, t: Tables, ge1: int) -> list[tuple[WindowRecord, list[int]]]:
-    """``(window, plays)`` for every sequence window the hand completes."""
+def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
+    """``(suit, rank pattern, count)`` of the suits with five cards or more (flushes and
+    straight flushes live only there)."""
     out = []
-    sg = t.singles
-    for w in t.windows_in[ge1]:
-        only = h & w[1]
-        if only.bit_count() == 5:  # one card of each rank: a single sequence
-            out.append((w, [only]))
-            continue
-        (s0, b0), (s1, b1), (s2, b2), (s3, b3), (s4, b4) = w[2]
-        out.append(
-            (
-                w,
-                [
-                    a | b | c | d | e
-                    for a in sg[b0 | (h >> s0) & 15]
-                    for b in sg[b1 | (h >> s1) & 15]
-                    for c in sg[b2 | (h >> s2) & 15]
-                    for d in sg[b3 | (h >> s3) & 15]
-                    for e in sg[b4 | (h >> s4) & 15]
-                ],
-            )
-        )
+    for s in (0, 1, 2, 3):
+        p = suits[s]
+        k = p.bit_count()
+        if k >= 5:
+            out.append((s, p, k))
     return out
 
 
-def _same_suit_windows(t: Tables, suits: tuple[int, int, int, int]) -> set[int]:
+def _other_ranks(h: int, others: OtherRanks) -> list[int]:
+    """The ways ``h`` covers a window's ranks other than the tie-break rank."""
+    s1, m1, t1, s2, m2, t2, more = others
+    combos = [b | c for b in t1[(h >> s1) & m1] for c in t2[(h >> s2) & m2]]
+    for sh, mask, table in more:
+        combos = [x | c for x in combos for c in table[(h >> sh) & mask]]
+    return combos
+
+
+def _window_plays(h: int, w: WindowRecord) -> list[int]:
+    """The sequences of one window that ``h`` completes."""
+    _, _, tbs, tb_cards, others = w
+    combos = _other_ranks(h, others)
+    return [card | x for card, _ in tb_cards[(h >> tbs) & 15] for x in combos]
+
+
+def _same_suit_windows(t: Tables, long_suits: list[tuple[int, int, int]]) -> set[int]:
     """Patterns of the windows the hand completes within one suit (straight flushes)."""
     wi = t.windows_in
-    return {w[0] for p in suits for w in wi[p]}
+    return {w[0] for _, p, _ in long_suits for w in wi[p]}
 
 
-def _flushes(t: Tables, suits: tuple[int, int, int, int]) -> list[tuple[int, list[int]]]:
+def _flushes(t: Tables, long_suits: list[tuple[int, int, int]]) -> list[tuple[int, list[int]]]:
     """``(suit, rank patterns)``: five cards of one suit that are not a valid sequence (the
     play is the pattern shifted by the suit)."""
     out = []
     win = t.window_of
-    for s in (0, 1, 2, 3):
-        p = suits[s]
-        k = p.bit_count()
-        if k < 5:
-            continue
+    for s, p, k in long_suits:
         if k == 5:
             if p not in win:
                 out.append((s, [p]))
@@ -116,6 +111,8 @@ def _flushes(t: Tables, suits: tuple[int, int, int, int]) -> list[tuple[int, lis
         rb = t.rank_bits[p]
         if k == 6:
             fl = [p ^ b for b in rb]
+        elif k == 7:
+            fl = [p ^ a ^ b for a, b in combinations(rb, 2)]
         else:
             fl = [a | b | c | d | e for a, b, c, d, e in combinations(rb, 5)]
         out.append((s, [m for m in fl if m not in win]))
@@ -139,22 +136,23 @@ def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     out = []
     for r in t.rank_list[ge4]:
         q = 15 << (r << 2)
-        out.append((r, [q | c for c in _cards(h ^ q, t)]))
+        out.append((r, [q | c for c in single_cards(h ^ q, t)]))
     return out
 
 
-def _cards(m: int, t: Tables) -> list[int]:
-    """The single-card masks of ``m``, by seven byte look-ups."""
-    bc = t.bit_chunks
-    return [
-        *bc[0][m & 255],
-        *bc[1][m >> 8 & 255],
-        *bc[2][m >> 16 & 255],
-        *bc[3][m >> 24 & 255],
-        *bc[4][m >> 32 & 255],
-        *bc[5][m >> 40 & 255],
-        *bc[6][m >> 48],
-    ]
+def single_cards(m: int, t: Tables) -> list[int]:
+    """The single-card masks of ``m``, lowest first: a bit loop for a few cards, byte look-ups
+    for more (the bytes of ``m`` index per-byte tables of pre-shifted cards)."""
+    if m.bit_count() > 3:
+        bc = t.bit_chunks
+        b0, b1, b2, b3, b4, b5, b6 = m.to_bytes(7, "little")
+        return [*bc[0][b0], *bc[1][b1], *bc[2][b2], *bc[3][b3], *bc[4][b4], *bc[5][b5], *bc[6][b6]]
+    out = []
+    while m:
+        low = m & -m
+        out.append(low)
+        m ^= low
+    return out
 
 
 def _extras(h: int, t: Tables, cnt: int) -> Keyed:
@@ -166,10 +164,10 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
         if lv < 0:
             continue
         base = lv << TYPE_SHIFT
-        prk = _ranks(ge2)
+        prk = sorted(_ranks(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
         for i, lo in enumerate(prk):
             for hi in prk[i + 1 :]:
-                if consecutive and hi != lo + 1:
+                if consecutive and t.rv[hi] != t.rv[lo] + 1:
                     continue
                 junk = _bits(h & ~(15 << (lo << 2)) & ~(15 << (hi << 2)))
                 for ph, kh in t.pairs[hi << 4 | (h >> (hi << 2)) & 15]:
@@ -196,13 +194,14 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
         return []
     if not t.seq_all:
         return [m for _, m in five_card_keyed(h, t)]
-    suits = _suits(h)
-    a, b, c, d = suits
+    suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
     out: list[int] = []
-    for _, plays in _sequences(h, t, a | b | c | d):
-        out += plays
-    if t.lv_flush >= 0:
-        for s, pats in _flushes(t, suits):
+    for _, _, tbs, tb_cards, others in t.windows_in[a | b | c | d]:
+        combos = _other_ranks(h, others)
+        out += [card | x for card, _ in tb_cards[(h >> tbs) & 15] for x in combos]
+    long_suits = _long_suits(suits)
+    if long_suits and t.lv_flush >= 0:
+        for s, pats in _flushes(t, long_suits):
             out += [p << s for p in pats]
     cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
@@ -226,13 +225,13 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     """
     if not t.any_five or h.bit_count() < 5:
         return []
-    suits = _suits(h)
-    a, b, c, d = suits
+    suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
+    long_suits = _long_suits(suits)
     out: Keyed = []
     if t.seq_any:
-        _keyed_sequences(h, t, suits, out)
-    if t.lv_flush >= 0:
-        _keyed_flushes(t, suits, out)
+        _keyed_sequences(h, t, a | b | c | d, long_suits, out)
+    if long_suits and t.lv_flush >= 0:
+        _keyed_flushes(t, long_suits, out)
     cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     if ge3:
@@ -254,20 +253,23 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     return out
 
 
-def _keyed_sequences(h: int, t: Tables, suits: tuple[int, int, int, int], out: Keyed) -> None:
+def _keyed_sequences(
+    h: int, t: Tables, ge1: int, long_suits: list[tuple[int, int, int]], out: Keyed
+) -> None:
     """Append the keyed sequences of ``h`` (straights and same-suit sequences) to ``out``."""
-    a, b, c, d = suits
-    found = _sequences(h, t, a | b | c | d)
-    if not found:
+    wins = t.windows_in[ge1]
+    if not wins:
         return
-    same_suit = _same_suit_windows(t, suits)
-    nsr = t.nibble_suit_rank
-    for w, plays in found:
-        pattern, _, _, base, tbs = w
+    same_suit = _same_suit_windows(t, long_suits) if long_suits else set()
+    for w in wins:
+        pattern, base, tbs, tb_cards, others = w
         if pattern in same_suit:
-            out += _keyed_same_suit_window(t, pattern, plays)
+            out += _keyed_same_suit_window(t, pattern, _window_plays(h, w))
         elif base >= 0:
-            out += [(base + nsr[(m >> tbs) & 15], m) for m in plays]
+            combos = _other_ranks(h, others)
+            for card, k in tb_cards[(h >> tbs) & 15]:
+                key = base + k
+                out += [(key, card | x) for x in combos]
 
 
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
@@ -293,9 +295,9 @@ def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
     return out
 
 
-def _keyed_flushes(t: Tables, suits: tuple[int, int, int, int], out: Keyed) -> None:
+def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed) -> None:
     """Append the keyed flushes to ``out``."""
-    for s, pats in _flushes(t, suits):
+    for s, pats in _flushes(t, long_suits):
         if t.flush_linear:
             base, scale = t.flush_base[s], t.flush_scale
             out += [(base + p * scale, p << s) for p in pats]
@@ -356,7 +358,7 @@ def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
 def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     """Two pairs as a four-card play, keyed by the higher pair."""
     out = []
-    prk = _ranks(((cnt >> 1) | (cnt >> 2)) & ONES)
+    prk = sorted(_ranks(((cnt >> 1) | (cnt >> 2)) & ONES), key=t.rv.__getitem__)
     for i, lo in enumerate(prk):
         low_pairs = t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]
         for hi in prk[i + 1 :]:
@@ -475,25 +477,20 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
     ``fives``: keyed five-card plays of a superset of ``h`` (a deal's per-seat list).
     """
     c = t.small_chunks
-    out = [
-        *c[0][h & 255],
-        *c[1][h >> 8 & 255],
-        *c[2][h >> 16 & 255],
-        *c[3][h >> 24 & 255],
-        *c[4][h >> 32 & 255],
-        *c[5][h >> 40 & 255],
-        *c[6][h >> 48],
-    ]
-    if t.four_card is FourCard.QUADS_AND_TWO_PAIRS:
+    # The bytes of the hand index the per-byte tables (cheaper than shifting the hand).
+    b0, b1, b2, b3, b4, b5, b6 = h.to_bytes(7, "little")
+    out = [*c[0][b0], *c[1][b1], *c[2][b2], *c[3][b3], *c[4][b4], *c[5][b5], *c[6][b6]]
+    if t.two_pair_fours:
         out += _two_pairs(h, t, rank_counts(h), -1)
     if fives is None:
         out += five_card_leads(h, t)
     else:
         out += [m for _, m in fives if m & h == m]
-    if t.dragon_play and h.bit_count() >= 13:
-        out += dragon_plays(h, t)
-    if t.sf_plus_two or t.run_lengths:
-        out = list(dict.fromkeys(out + _rare_leads(h, t)))
+    if t.rare_leads:
+        if t.dragon_play and h.bit_count() >= 13:
+            out += dragon_plays(h, t)
+        if t.sf_plus_two or t.run_lengths:
+            out = list(dict.fromkeys(out + _rare_leads(h, t)))
     return out
 
 
