@@ -62,37 +62,43 @@ class Play:
 
 def classify(mask: int, t: Tables) -> Play | None:
     """The play that ``mask`` makes under the rule set of ``t``, or None if it is no play."""
+    found = kind_key_level(mask, t)
+    return None if found is None else Play(mask, *found)
+
+
+def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
+    """``(kind, key, level)`` of the play ``mask`` makes, or None: :func:`classify` without
+    building a :class:`Play` (the deal calls this once per play made)."""
     n = mask.bit_count()
     if n == 1:
-        return Play(mask, 1, t.power[mask.bit_length() - 1])
+        return 1, t.power[mask.bit_length() - 1], -1
+    if n == 2:
+        key = t.pair_key.get(mask)
+        return None if key is None else (2, key, -1)
+    if n == 3 and mask in t.triple_key:
+        return (3, t.triple_key[mask], -1) if t.triples_on else None
     cnt = rank_counts(mask)
     ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
     distinct = ge1.bit_count()
-    if n == 2:
-        if distinct != 1:
-            return None
-        r = ge1.bit_length() >> 2
-        return Play(mask, 2, _pair_key(mask, r, t))
-    if n == 3 and distinct == 1:
-        return Play(mask, 3, t.rv[ge1.bit_length() >> 2]) if t.triples_on else None
     if n == 4 and (t.four_card is not FourCard.NONE or t.chop):
         if distinct == 1:
-            return Play(mask, 4, 64 + t.rv[ge1.bit_length() >> 2])
+            return 4, 64 + t.rv[ge1.bit_length() >> 2], -1
         ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
         if t.four_card is FourCard.QUADS_AND_TWO_PAIRS and distinct == 2 and ge2 == ge1:
             hi, _lo = _two_ranks(ge1, t)
-            return Play(mask, 4, _pair_key(mask & (15 << (hi << 2)), hi, t))
+            return 4, _pair_key(mask & (15 << (hi << 2)), hi, t), -1
     if n == 5:
         found = _five(mask, t, cnt, ge1, distinct)
         if found is None:
             return None
         level, inner = found
         if t.five_compare is FiveCompare.HIGHEST_CARD:
-            return Play(mask, 5, t.top_power(mask), level)
-        return Play(mask, 5, level << TYPE_SHIFT | inner, level)
+            return 5, t.top_power(mask), level
+        return 5, level << TYPE_SHIFT | inner, level
     if n == 13 and t.dragon_play and distinct == 13:
-        return Play(mask, 13, dragon_key(mask, t))
-    return _rare(mask, n, t, cnt, ge1, distinct)
+        return 13, dragon_key(mask, t), -1
+    rare = _rare(mask, n, t, cnt, ge1, distinct)
+    return None if rare is None else (rare.kind, rare.key, rare.level)
 
 
 def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
