@@ -19,9 +19,9 @@ from itertools import combinations
 from typing import NamedTuple
 
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
-from .combos import Play, beats, classify
+from .combos import Play, beats, classify, kind_key_level
 from .compiled import ONES, TWOS, TYPE_SHIFT, Tables, rank_counts, tables_for
-from .movegen import Keyed, beating_plays, five_card_keyed, leading_plays
+from .movegen import Keyed, beating_plays, five_card_keyed, leading_plays, single_cards
 from .outcome import Outcome, Termination
 from .rules import (
     Direction,
@@ -131,6 +131,12 @@ class Deal:
     _ends_trick: bool = False
     _draws: bool = False
     _turn_rules: bool = False
+    _plain_pass: bool = False
+    """A pass only passes: no draw, no trick-ending or strict pass rule."""
+    _plain_singles: bool = False
+    _bomb_offers: bool = False
+    _after: list[int] = field(default_factory=list)
+    """The seat after each seat in turn order (whether or not it still holds cards)."""
     phase: int = 0
     """0: play; 1: a decision before play (``decisions``); 2: an out-of-turn bomb offer
     (``interrupts``)."""
@@ -175,6 +181,11 @@ class Deal:
             or bool(rules.forbidden_final)
             or rules.triple_threes_force
         )
+        d._plain_pass = not (d._strict or d._ends_trick or d._draws)
+        d._plain_singles = t.plain_singles
+        d._bomb_offers = rules.bombs_out_of_turn
+        n = rules.players
+        d._after = [(s + step) % n for s in range(n)]
         d._deal()
         return d
 
@@ -518,35 +529,24 @@ class Deal:
         seat = self.to_move
         h = self.hands[seat]
         kind = self.table_kind
-        if not kind:
+        if kind == 1 and self._plain_singles:
+            # The commonest turn: answering a single (what beating_plays does, inlined).
+            m = h & self.t.above[self.table_key]
+            if not m:
+                return [PASS]  # no duty applies to a seat with nothing to play
+            plays = single_cards(m, self.t)
+            may_pass = True
+        elif not kind:
             plays = leading_plays(h, self.t, self._fives_of(seat, h))
             if self.opening_card:
                 oc = self.opening_card
                 plays = [m for m in plays if m & oc]
             may_pass = False
-        elif kind == 1 and self.t.plain_singles:
-            # The commonest turn: answering a single (what beating_plays does, inlined).
-            m = h & self.t.above[self.table_key]
-            if m.bit_count() > 5:
-                bc = self.t.bit_chunks
-                plays = [
-                    *bc[0][m & 255],
-                    *bc[1][m >> 8 & 255],
-                    *bc[2][m >> 16 & 255],
-                    *bc[3][m >> 24 & 255],
-                    *bc[4][m >> 32 & 255],
-                    *bc[5][m >> 40 & 255],
-                    *bc[6][m >> 48],
-                ]
-            else:
-                plays = []
-                while m:
-                    low = m & -m
-                    plays.append(low)
-                    m ^= low
-            may_pass = True
         else:
-            plays = beating_plays(h, self.t, kind, self.table_key, self._fives_of(seat, h))
+            # The seat's five-card index only when the answers can include five-card plays.
+            t = self.t
+            fives = self._fives_of(seat, h) if kind == 5 or kind in t.bomb_targets else None
+            plays = beating_plays(h, t, kind, self.table_key, fives)
             may_pass = True
         if self._turn_rules:
             plays, may_pass = self._turn_duties(seat, h, plays, may_pass)
@@ -659,10 +659,10 @@ class Deal:
         h = hands[seat] ^ move
         hands[seat] = h
         if move & (move - 1):
-            p = classify(move, self.t)
-            if p is None:  # pragma: no cover - push is only given legal moves
+            found = kind_key_level(move, self.t)
+            if found is None:  # pragma: no cover - push is only given legal moves
                 raise NotACombinationError("not a combination")
-            self.table_kind, self.table_key, self.table_level = p.kind, p.key, p.level
+            self.table_kind, self.table_key, self.table_level = found
         else:
             self.table_kind, self.table_key = 1, self.t.power[move.bit_length() - 1]
         self.log.append((seat, move, 0))
@@ -673,43 +673,69 @@ class Deal:
         self.table_mask = move
         self.table_seat = seat
         self.trick_cards |= move
-        self.passes = 0
-        self.lead_passes = 0
-        if not h:
-            self.n_active -= 1
-            self.finished.append(seat)
-            if not self.rules.play_to_end or self.n_active <= 1:
-                self.finished += [s for s in range(len(hands)) if hands[s]]
-                self.trick_winners.append((seat, move))
-                if self.rules.settlement is Settlement.TEAMS and self._teams_tied(seat):
-                    self._shootout()
-                    return
-                self._finish(Termination.PLAYED_OUT, self.finished[0], "")
-                return
+        self.passes = self.lead_passes = 0
+        if not h and self._out(seat, move):
+            return
         if self._strict:
-            locked = self.locked
-            others = sum(
-                1 for s in range(len(hands)) if s != seat and hands[s] and not locked >> s & 1
-            )
-            if others == 0:
-                # Everyone else is shut out: the owner may beat their own play, or pass.
-                if h:
-                    self.to_move = seat
-                else:
-                    self._end_trick()
-                return
-            self.need = others
-        else:
-            self.need = self.n_active - 1 if h else self.n_active
-        nxt = (seat + self.step) % len(hands)
-        if hands[nxt] and not self.locked >> nxt & 1:
-            self.to_move = nxt
-        else:
-            self.to_move = self.next_seat(seat)
-        if self.rules.bombs_out_of_turn:
+            self._after_strict_play(seat, h)
+            return
+        self.need = self.n_active - 1 if h else self.n_active
+        nxt = self._after[seat]
+        self.to_move = nxt if hands[nxt] else self.next_seat(seat)
+        if self._bomb_offers:
+            self._offer_bombs(seat)
+
+    def _out(self, seat: int, move: int) -> bool:
+        """``seat`` just played its last card: record it; True if that ends the deal."""
+        hands = self.hands
+        self.n_active -= 1
+        self.finished.append(seat)
+        if self.rules.play_to_end and self.n_active > 1:
+            return False
+        self.finished += [s for s in range(len(hands)) if hands[s]]
+        self.trick_winners.append((seat, move))
+        if self.rules.settlement is Settlement.TEAMS and self._teams_tied(seat):
+            self._shootout()
+            return True
+        self._finish(Termination.PLAYED_OUT, self.finished[0], "")
+        return True
+
+    def _after_strict_play(self, seat: int, h: int) -> None:
+        """Who moves after a play under the strict pass rule (seats that passed are out of
+        the trick)."""
+        hands, locked = self.hands, self.locked
+        others = sum(1 for s in range(len(hands)) if s != seat and hands[s] and not locked >> s & 1)
+        if others == 0:
+            # Everyone else is shut out: the owner may beat their own play, or pass.
+            if h:
+                self.to_move = seat
+            else:
+                self._end_trick()
+            return
+        self.need = others
+        nxt = self._after[seat]
+        self.to_move = nxt if hands[nxt] and not locked >> nxt & 1 else self.next_seat(seat)
+        if self._bomb_offers:
             self._offer_bombs(seat)
 
     def _pass(self, seat: int) -> None:
+        """A pass; the plain case (answering a play, no special pass rule) comes first."""
+        if not self._plain_pass or not self.table_kind:
+            self._special_pass(seat)
+            return
+        self.log.append((seat, PASS, 0))
+        if seat == self.table_seat:
+            self._end_trick()
+            return
+        self.passes += 1
+        if self.passes >= self.need:
+            self._end_trick()
+            return
+        nxt = self._after[seat]
+        self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
+
+    def _special_pass(self, seat: int) -> None:
+        """A pass on an empty table, or under a rule that makes a pass do more than pass."""
         drew = self._draw(seat) if self._draws else 0
         self.log.append((seat, PASS, drew))
         if not self.table_kind:
@@ -735,9 +761,8 @@ class Deal:
         if self.passes >= self.need:
             self._end_trick()
             return
-        hands = self.hands
-        nxt = (seat + self.step) % len(hands)
-        self.to_move = nxt if hands[nxt] else self.next_seat(seat)
+        nxt = self._after[seat]
+        self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
 
     def _draw(self, seat: int) -> int:
         pd = self.rules.pass_draw
