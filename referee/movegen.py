@@ -79,7 +79,8 @@ def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
 def _other_ranks(h: int, others: OtherRanks) -> list[int]:
     """The ways ``h`` covers a window's ranks other than the tie-break rank."""
     s1, m1, t1, s2, m2, t2, more = others
-    combos = [b | c for b in t1[(h >> s1) & m1] for c in t2[(h >> s2) & m2]]
+    second = t2[(h >> s2) & m2]
+    combos = [b | c for b in t1[(h >> s1) & m1] for c in second]
     for sh, mask, table in more:
         combos = [x | c for x in combos for c in table[(h >> sh) & mask]]
     return combos
