@@ -222,6 +222,25 @@ class Tables:
                         plays.append(15 << (4 * r))
                 chunk.append(tuple(plays))
             self.small_chunks.append(tuple(chunk))
+        # The pairs of each byte of a hand, and per rank value v the cards of the ranks above
+        # it: the pairs that beat a pair are the byte look-ups of the hand's higher ranks,
+        # plus the pairs of the same rank with a better top suit.
+        self.pair_chunks = [
+            tuple(
+                tuple(
+                    p
+                    for r in (2 * i, 2 * i + 1)
+                    if r < 13
+                    for p in self.pair_masks[r << 4 | (byte >> (4 * (r - 2 * i))) & 15]
+                )
+                for byte in range(256)
+            )
+            for i in range(7)
+        ]
+        self.rank_of_value = [rv.index(v) for v in range(13)]
+        self.ranks_above = [
+            sum(15 << (4 * r) for r in range(13) if rv[r] > v) for v in range(13)
+        ]
         # The single cards of each byte of a mask, pre-shifted: splits a mask into cards with
         # seven look-ups (faster than a bit loop once a mask holds more than a few cards).
         self.bit_chunks = [

@@ -369,6 +369,18 @@ def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     return out
 
 
+def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
+    """Pairs that beat a pair of ``key``: same rank with a higher key, then every pair of a
+    higher rank (byte look-ups over the hand's cards of higher ranks)."""
+    v = key >> 2  # rank value of the pair on the table
+    r = t.rank_of_value[v]
+    out = [m for m, k in t.pairs[r << 4 | (h >> (r << 2)) & 15] if k > key]
+    pc = t.pair_chunks
+    b0, b1, b2, b3, b4, b5, b6 = (h & t.ranks_above[v]).to_bytes(7, "little")
+    out += [*pc[0][b0], *pc[1][b1], *pc[2][b2], *pc[3][b3], *pc[4][b4], *pc[5][b5], *pc[6][b6]]
+    return out
+
+
 # --- rarer plays: seven-card straight flushes, chops, sequences of other lengths ---------
 
 
@@ -509,15 +521,7 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
             out += sf_plus_two(h, t)
         return out
     elif kind == 2:
-        out = []
-        cnt = rank_counts(h)
-        lo_rank = key >> 2
-        rv = t.rv
-        for r in _ranks(((cnt >> 1) | (cnt >> 2)) & ONES):
-            if rv[r] > lo_rank:
-                out += t.pair_masks[r << 4 | (h >> (r << 2)) & 15]
-            elif rv[r] == lo_rank:
-                out += [m for m, k in t.pairs[r << 4 | (h >> (r << 2)) & 15] if k > key]
+        out = _beating_pairs(h, t, key)
     elif kind == 3:
         out = []
         if t.triples_on:
