@@ -50,6 +50,47 @@ MAX_REDEALS = 1000
 """Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
 
 
+class _Setup(NamedTuple):
+    """What every deal of one rule set starts from (see :func:`_setup_for`)."""
+
+    flags: tuple[bool, bool, bool, bool, bool, bool, bool]
+    """strict pass rule, pass ends the trick, draws on a pass, turn duties, plain passes,
+    plain answers to singles, out-of-turn bomb offers: the ``Deal`` fields of those names."""
+    after: dict[int, tuple[int, ...]]
+    """Per direction step (1 or -1): the seat after each seat."""
+
+
+def _setup_for(rules: RuleSet) -> _Setup:
+    """The rule set's :class:`_Setup`, remembered on the rule set (like its tables): working
+    the flags out from ~40 options costs more than a deal's other bookkeeping."""
+    try:
+        return rules.__dict__["_deal_setup"]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
+    strict = rules.pass_rule is PassRule.TRICK
+    ends_trick = rules.pass_rule is PassRule.ENDS_TRICK
+    draws = rules.pass_draw is not PassDraw.NONE
+    turn_rules = (
+        rules.last_card_duty is not LastCardDuty.NONE
+        or bool(rules.forbidden_final)
+        or rules.triple_threes_force
+    )
+    flags = (
+        strict,
+        ends_trick,
+        draws,
+        turn_rules,
+        not (strict or ends_trick or draws),
+        tables_for(rules).plain_singles,
+        rules.bombs_out_of_turn,
+    )
+    n = rules.players
+    after = {step: tuple((s + step) % n for s in range(n)) for step in (1, -1)}
+    setup = _Setup(flags, after)
+    object.__setattr__(rules, "_deal_setup", setup)
+    return setup
+
+
 @dataclass(frozen=True)
 class DealContext:
     """What a deal needs to know about the match so far."""
@@ -135,7 +176,7 @@ class Deal:
     """A pass only passes: no draw, no trick-ending or strict pass rule."""
     _plain_singles: bool = False
     _bomb_offers: bool = False
-    _after: list[int] = field(default_factory=list)
+    _after: tuple[int, ...] = ()
     """The seat after each seat in turn order (whether or not it still holds cards)."""
     phase: int = 0
     """0: play; 1: a decision before play (``decisions``); 2: an out-of-turn bomb offer
@@ -169,23 +210,21 @@ class Deal:
             rng = random.Random(rng)
         ctx = context or DealContext()
         t = tables_for(rules)
+        setup = _setup_for(rules)
         step = -1 if rules.direction is Direction.CLOCKWISE else 1
         if rules.direction is Direction.ALTERNATE and ctx.index % 2 == 1:
             step = -1
         d = cls(rules, t, rng, ctx, [], [], step, 0)
-        d._strict = rules.pass_rule is PassRule.TRICK
-        d._ends_trick = rules.pass_rule is PassRule.ENDS_TRICK
-        d._draws = rules.pass_draw is not PassDraw.NONE
-        d._turn_rules = (
-            rules.last_card_duty is not LastCardDuty.NONE
-            or bool(rules.forbidden_final)
-            or rules.triple_threes_force
-        )
-        d._plain_pass = not (d._strict or d._ends_trick or d._draws)
-        d._plain_singles = t.plain_singles
-        d._bomb_offers = rules.bombs_out_of_turn
-        n = rules.players
-        d._after = [(s + step) % n for s in range(n)]
+        (
+            d._strict,
+            d._ends_trick,
+            d._draws,
+            d._turn_rules,
+            d._plain_pass,
+            d._plain_singles,
+            d._bomb_offers,
+        ) = setup.flags
+        d._after = setup.after[step]
         d._deal()
         return d
 
@@ -205,7 +244,8 @@ class Deal:
             # round the table one card at a time.
             blocks = [sum(deck[s * size : (s + 1) * size]) for s in range(seats)]
             hands = blocks[:n]
-            rest = [b.bit_length() - 1 for b in deck[size * seats :]]
+            n_dealt = size * seats
+            rest = [b.bit_length() - 1 for b in deck[n_dealt:]] if len(deck) > n_dealt else []
             ghost = 0
             for b in blocks[n:]:
                 ghost |= b
@@ -219,7 +259,7 @@ class Deal:
         self._fives = [None] * n
         if rules.twos_low_after_bomb and any((rank_counts(h) >> 2) & ONES for h in self.hands):
             self.t = tables_for(rules, twos_low=True)
-        self.n_active = sum(1 for h in self.hands if h)
+        self.n_active = n - self.hands.count(0)
         self._start()
 
     def _place_leftover(self, rest: list[int]) -> None:
@@ -285,7 +325,9 @@ class Deal:
             first = True
         if first:
             in_play = self._in_hands()
-            lowest = next(c for c in t.by_order if in_play >> c & 1)
+            for lowest in t.by_order:
+                if in_play >> lowest & 1:
+                    break
             self.to_move = self._holder(1 << lowest)
             if rules.opening_must_include:
                 self.opening_card = 1 << lowest
