@@ -237,6 +237,8 @@ class Tables:
             )
             for i in range(7)
         ]
+        self.other_ranks = [((1 << 52) - 1) ^ (15 << (4 * r)) for r in range(13)]
+        """Per rank: every card of the other ranks."""
         self.rank_of_value = [rv.index(v) for v in range(13)]
         self.ranks_above = [
             sum(15 << (4 * r) for r in range(13) if rv[r] > v) for v in range(13)

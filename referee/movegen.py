@@ -99,35 +99,29 @@ def _same_suit_windows(t: Tables, long_suits: list[tuple[int, int, int]]) -> set
     return {w[0] for _, p, _ in long_suits for w in wi[p]}
 
 
-def _flushes(t: Tables, long_suits: list[tuple[int, int, int]]) -> list[tuple[int, list[int]]]:
-    """``(suit, rank patterns)``: five cards of one suit that are not a valid sequence (the
-    play is the pattern shifted by the suit)."""
-    out = []
+def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
+    """Rank patterns of the flushes in a suit holding the ``k`` ranks of ``p`` (k > 5): its
+    five-rank subsets that are not a valid sequence."""
+    rb = t.rank_bits[p]
+    if k == 6:
+        fl = [p ^ b for b in rb]
+    elif k == 7:
+        fl = [p ^ a ^ b for a, b in combinations(rb, 2)]
+    else:
+        fl = [a | b | c | d | e for a, b, c, d, e in combinations(rb, 5)]
     win = t.window_of
-    for s, p, k in long_suits:
-        if k == 5:
-            if p not in win:
-                out.append((s, [p]))
-            continue
-        rb = t.rank_bits[p]
-        if k == 6:
-            fl = [p ^ b for b in rb]
-        elif k == 7:
-            fl = [p ^ a ^ b for a, b in combinations(rb, 2)]
-        else:
-            fl = [a | b | c | d | e for a, b, c, d, e in combinations(rb, 5)]
-        out.append((s, [m for m in fl if m not in win]))
-    return out
+    return [m for m in fl if m not in win]
 
 
-def _full_houses(h: int, t: Tables, ge2: int, ge3: int) -> list[tuple[int, list[int]]]:
-    """``(rank of the triple, plays)``."""
+def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, list[int]]]:
+    """``(rank of the triple, plays)``: each triple with every pair of another rank (those
+    pairs by byte look-ups over the hand without the triple's rank)."""
     out = []
-    pm, tr, rl = t.pair_masks, t.triples, t.rank_list
-    for r in rl[ge3]:
-        others = ge2 ^ (1 << (r << 2))
-        if others:
-            prs = [p for r2 in rl[others] for p in pm[r2 << 4 | (h >> (r2 << 2)) & 15]]
+    pc, tr = t.pair_chunks, t.triples
+    for r in t.rank_list[ge3]:
+        b0, b1, b2, b3, b4, b5, b6 = (h & t.other_ranks[r]).to_bytes(7, "little")
+        prs = [*pc[0][b0], *pc[1][b1], *pc[2][b2], *pc[3][b3], *pc[4][b4], *pc[5][b5], *pc[6][b6]]
+        if prs:
             out.append((r, [tm | p for tm in tr[r << 4 | (h >> (r << 2)) & 15] for p in prs]))
     return out
 
@@ -202,16 +196,20 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
         out += [card | x for card, _ in tb_cards[(h >> tbs) & 15] for x in combos]
     long_suits = _long_suits(suits)
     if long_suits and t.lv_flush >= 0:
-        for s, pats in _flushes(t, long_suits):
-            out += [p << s for p in pats]
+        for s, p, k in long_suits:
+            if k > 5:
+                out += [f << s for f in _flush_patterns(t, p, k)]
+            elif p not in t.window_of:
+                out.append(p << s)
     cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     if ge3:
         if t.lv_full >= 0:
-            for _, plays in _full_houses(h, t, ((cnt >> 1) | (cnt >> 2)) & ONES, ge3):
+            for _, plays in _full_houses(h, t, ge3):
                 out += plays
-        if t.lv_quads >= 0:
-            for _, plays in _quads(h, t, (cnt >> 2) & ONES):
+        ge4 = (cnt >> 2) & ONES
+        if ge4 and t.lv_quads >= 0:
+            for _, plays in _quads(h, t, ge4):
                 out += plays
     if t.extra_five_levels:
         out += [m for _, m in _extras(h, t, cnt)]
@@ -240,12 +238,13 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
         rv = t.rv
         if t.lv_full >= 0:
             base = t.lv_full << shift
-            for r, plays in _full_houses(h, t, ((cnt >> 1) | (cnt >> 2)) & ONES, ge3):
+            for r, plays in _full_houses(h, t, ge3):
                 key = base | rv[r]
                 out += [(key, m) for m in plays]
-        if t.lv_quads >= 0:
+        ge4 = (cnt >> 2) & ONES
+        if ge4 and t.lv_quads >= 0:
             base = t.lv_quads << shift
-            for r, plays in _quads(h, t, (cnt >> 2) & ONES):
+            for r, plays in _quads(h, t, ge4):
                 key = base | rv[r]
                 out += [(key, m) for m in plays]
     if t.extra_five_levels:
@@ -261,7 +260,11 @@ def _keyed_sequences(
     wins = t.windows_in[ge1]
     if not wins:
         return
-    same_suit = _same_suit_windows(t, long_suits) if long_suits else set()
+    same_suit: set[int] = set()
+    for _, p, _ in long_suits:
+        if t.windows_in[p]:  # a sequence within one suit (rare)
+            same_suit = _same_suit_windows(t, long_suits)
+            break
     for w in wins:
         pattern, base, tbs, tb_cards, others = w
         if pattern in same_suit:
@@ -298,13 +301,19 @@ def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
 
 def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed) -> None:
     """Append the keyed flushes to ``out``."""
-    for s, pats in _flushes(t, long_suits):
+    for s, p, k in long_suits:
+        if k == 5:  # the usual case: the suit is the flush, unless it is a sequence
+            if p in t.window_of:
+                continue
+            pats = [p]
+        else:
+            pats = _flush_patterns(t, p, k)
         if t.flush_linear:
             base, scale = t.flush_base[s], t.flush_scale
-            out += [(base + p * scale, p << s) for p in pats]
+            out += [(base + f * scale, f << s) for f in pats]
         else:
             base = t.lv_flush << TYPE_SHIFT
-            out += [(base | t.flush_inner(p, s), p << s) for p in pats]
+            out += [(base | t.flush_inner(f, s), f << s) for f in pats]
 
 
 def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
