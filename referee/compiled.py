@@ -240,6 +240,14 @@ class Tables:
         self.other_ranks = [((1 << 52) - 1) ^ (15 << (4 * r)) for r in range(13)]
         """Per rank: every card of the other ranks."""
         self.rank_of_value = [rv.index(v) for v in range(13)]
+        self.better_pairs = [
+            [
+                tuple(m for m, k in self.pairs[self.rank_of_value[key >> 2] << 4 | n] if k > key)
+                for n in range(16)
+            ]
+            for key in range(52)
+        ]
+        """Per pair key and nibble of that pair's rank: the pairs of the nibble that beat it."""
         self.ranks_above = [
             sum(15 << (4 * r) for r in range(13) if rv[r] > v) for v in range(13)
         ]

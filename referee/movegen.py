@@ -379,14 +379,14 @@ def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
 
 
 def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
-    """Pairs that beat a pair of ``key``: same rank with a higher key, then every pair of a
-    higher rank (byte look-ups over the hand's cards of higher ranks)."""
+    """Pairs that beat a pair of ``key``: the same rank's pairs with a higher key, then every
+    pair of a higher rank (byte look-ups over the hand's cards of higher ranks)."""
     v = key >> 2  # rank value of the pair on the table
-    r = t.rank_of_value[v]
-    out = [m for m, k in t.pairs[r << 4 | (h >> (r << 2)) & 15] if k > key]
+    same = t.better_pairs[key][(h >> (t.rank_of_value[v] << 2)) & 15]
     pc = t.pair_chunks
     b0, b1, b2, b3, b4, b5, b6 = (h & t.ranks_above[v]).to_bytes(7, "little")
-    out += [*pc[0][b0], *pc[1][b1], *pc[2][b2], *pc[3][b3], *pc[4][b4], *pc[5][b5], *pc[6][b6]]
+    out = [*same, *pc[0][b0], *pc[1][b1], *pc[2][b2], *pc[3][b3], *pc[4][b4], *pc[5][b5]]
+    out += pc[6][b6]
     return out
 
 

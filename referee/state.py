@@ -576,7 +576,7 @@ class Deal:
             m = h & self.t.above[self.table_key]
             if not m:
                 return [PASS]  # no duty applies to a seat with nothing to play
-            plays = single_cards(m, self.t)
+            plays = single_cards(m, self.t) if m & (m - 1) else [m]
             may_pass = True
         elif not kind:
             plays = leading_plays(h, self.t, self._fives_of(seat, h))
@@ -695,7 +695,19 @@ class Deal:
         if self.phase and self._push_special(seat, move):
             return
         if not move:
-            self._pass(seat)
+            if self._plain_pass and self.table_kind and seat != self.table_seat:
+                # The commonest pass, inline: an answer declined under no special pass rule
+                # (_pass handles every case; this is its plain branch, kept here because a
+                # deal is mostly passes).
+                self.log.append((seat, PASS, 0))
+                self.passes += 1
+                if self.passes >= self.need:
+                    self._end_trick()
+                    return
+                nxt = self._after[seat]
+                self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
+            else:
+                self._pass(seat)
             return
         hands = self.hands
         h = hands[seat] ^ move
@@ -761,23 +773,7 @@ class Deal:
             self._offer_bombs(seat)
 
     def _pass(self, seat: int) -> None:
-        """A pass; the plain case (answering a play, no special pass rule) comes first."""
-        if not self._plain_pass or not self.table_kind:
-            self._special_pass(seat)
-            return
-        self.log.append((seat, PASS, 0))
-        if seat == self.table_seat:
-            self._end_trick()
-            return
-        self.passes += 1
-        if self.passes >= self.need:
-            self._end_trick()
-            return
-        nxt = self._after[seat]
-        self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
-
-    def _special_pass(self, seat: int) -> None:
-        """A pass on an empty table, or under a rule that makes a pass do more than pass."""
+        """A pass, whatever the table and the pass rules (push inlines the plain case)."""
         drew = self._draw(seat) if self._draws else 0
         self.log.append((seat, PASS, drew))
         if not self.table_kind:
