@@ -155,7 +155,7 @@ def trickle(conn: socket.socket, bot: ProtocolBot, body: dict[str, Any]) -> bool
     answer = json.dumps(first_legal(body)).encode()
     conn.sendall(response_bytes(b"", content_length=len(answer)))
     for i in range(len(answer)):
-        if bot.server.stop.wait(0.05):
+        if bot.server.stop.wait(0.25):
             return False
         conn.sendall(answer[i : i + 1])
     return False

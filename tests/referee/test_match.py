@@ -124,7 +124,7 @@ def test_signed_requests_verify() -> None:
 
 ADVERSARIES = [
     ("hang", pb.hang, "timeout"),
-    ("sleep-past-deadline", pb.sleep_past(1.0), "timeout"),
+    ("sleep-past-deadline", pb.sleep_past(4.0), "timeout"),
     ("trickle", pb.trickle, "timeout"),
     ("ten-megabytes", pb.huge, "body_too_large"),
     ("invalid-json", pb.invalid_json, "not_json"),
@@ -147,7 +147,9 @@ def test_misbehaving_bot_costs_only_its_turn(name: str, behaviour: pb.Misbehavio
     bad = pb.ProtocolBot(name=name, misbehave=behaviour, bad_moves={1, 4})
     bots = [pb.ProtocolBot(name="good0"), bad, pb.ProtocolBot(name="good2"),
             pb.ProtocolBot(name="good3")]
-    limits = Limits(deadline_ms=300, time_bank_ms=0, max_strikes=5)
+    # A generous deadline: on a loaded CI machine a well-behaved answer must never time out
+    # (deadline precision is measured in bench/referee_overhead.py, not asserted here).
+    limits = Limits(deadline_ms=1500, time_bank_ms=0, max_strikes=5)
     with pb.running(*bots):
         players = http_players(bots)
         t0 = time.monotonic()
@@ -156,7 +158,7 @@ def test_misbehaving_bot_costs_only_its_turn(name: str, behaviour: pb.Misbehavio
         finally:
             close_all(players)
         elapsed = time.monotonic() - t0
-    assert elapsed < 15, "two faults must not hold the match for long"
+    assert elapsed < 30, "two faults must not hold the match for long"
     assert len(rec.deals) == 2 and all(d.outcome is not None for d in rec.deals)
     assert [(s.seat, s.reason) for s in rec.strikes] == [(1, reason), (1, reason)]
     assert rec.forfeits == []
