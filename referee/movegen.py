@@ -15,6 +15,7 @@ it was dealt: a play of a smaller hand is a play of the bigger one, so that list
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import combinations
 
 from .compiled import (
@@ -76,21 +77,22 @@ def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _other_ranks(h: int, others: OtherRanks) -> list[int]:
-    """The ways ``h`` covers a window's ranks other than the tie-break rank."""
+def _other_ranks(h: int, others: OtherRanks) -> tuple[Sequence[int], Sequence[int]]:
+    """How ``h`` covers a window's ranks other than the tie-break rank, as two factors: every
+    way is one choice of the first OR-ed with one of the second (no list of the ways is built:
+    callers fold the factors into the comprehension that makes the plays)."""
     s1, m1, t1, s2, m2, t2, more = others
-    second = t2[(h >> s2) & m2]
-    combos = [b | c for b in t1[(h >> s1) & m1] for c in second]
-    for sh, mask, table in more:
-        combos = [x | c for x in combos for c in table[(h >> sh) & mask]]
-    return combos
+    second: Sequence[int] = t2[(h >> s2) & m2]
+    for sh, mask, table in more:  # windows whose other ranks are not two adjacent pairs
+        second = [x | c for x in second for c in table[(h >> sh) & mask]]
+    return t1[(h >> s1) & m1], second
 
 
 def _window_plays(h: int, w: WindowRecord) -> list[int]:
     """The sequences of one window that ``h`` completes."""
     _, _, tbs, tb_cards, others = w
-    combos = _other_ranks(h, others)
-    return [card | x for card, _ in tb_cards[(h >> tbs) & 15] for x in combos]
+    first, second = _other_ranks(h, others)
+    return [card | b | c for card, _ in tb_cards[(h >> tbs) & 15] for b in first for c in second]
 
 
 def _same_suit_windows(t: Tables, long_suits: list[tuple[int, int, int]]) -> set[int]:
@@ -113,16 +115,16 @@ def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
     return [m for m in fl if m not in win]
 
 
-def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, list[int]]]:
-    """``(rank of the triple, plays)``: each triple with every pair of another rank (those
-    pairs by byte look-ups over the hand without the triple's rank)."""
+def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...], list[int]]]:
+    """``(rank, triples, pairs)``: each triple of the rank with each pair of another rank is a
+    full house (the pairs by byte look-ups over the hand without the triple's rank)."""
     out = []
     pc, tr = t.pair_chunks, t.triples
     for r in t.rank_list[ge3]:
         b0, b1, b2, b3, b4, b5, b6 = (h & t.other_ranks[r]).to_bytes(7, "little")
         prs = [*pc[0][b0], *pc[1][b1], *pc[2][b2], *pc[3][b3], *pc[4][b4], *pc[5][b5], *pc[6][b6]]
         if prs:
-            out.append((r, [tm | p for tm in tr[r << 4 | (h >> (r << 2)) & 15] for p in prs]))
+            out.append((r, tr[r << 4 | (h >> (r << 2)) & 15], prs))
     return out
 
 
@@ -192,8 +194,8 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
     suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
     out: list[int] = []
     for _, _, tbs, tb_cards, others in t.windows_in[a | b | c | d]:
-        combos = _other_ranks(h, others)
-        out += [card | x for card, _ in tb_cards[(h >> tbs) & 15] for x in combos]
+        first, second = _other_ranks(h, others)
+        out += [x | y | z for x, _ in tb_cards[(h >> tbs) & 15] for y in first for z in second]
     long_suits = _long_suits(suits)
     if long_suits and t.lv_flush >= 0:
         for s, p, k in long_suits:
@@ -205,8 +207,8 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
     if ge3:
         if t.lv_full >= 0:
-            for _, plays in _full_houses(h, t, ge3):
-                out += plays
+            for _, trs, prs in _full_houses(h, t, ge3):
+                out += [x | y for x in trs for y in prs]
         ge4 = (cnt >> 2) & ONES
         if ge4 and t.lv_quads >= 0:
             for _, plays in _quads(h, t, ge4):
@@ -238,9 +240,9 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
         rv = t.rv
         if t.lv_full >= 0:
             base = t.lv_full << shift
-            for r, plays in _full_houses(h, t, ge3):
+            for r, trs, prs in _full_houses(h, t, ge3):
                 key = base | rv[r]
-                out += [(key, m) for m in plays]
+                out += [(key, x | y) for x in trs for y in prs]
         ge4 = (cnt >> 2) & ONES
         if ge4 and t.lv_quads >= 0:
             base = t.lv_quads << shift
@@ -270,10 +272,9 @@ def _keyed_sequences(
         if pattern in same_suit:
             out += _keyed_same_suit_window(t, pattern, _window_plays(h, w))
         elif base >= 0:
-            combos = _other_ranks(h, others)
-            for card, k in tb_cards[(h >> tbs) & 15]:
-                key = base + k
-                out += [(key, card | x) for x in combos]
+            first, second = _other_ranks(h, others)
+            tb = tb_cards[(h >> tbs) & 15]
+            out += [(base + k, card | b | c) for card, k in tb for b in first for c in second]
 
 
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
@@ -303,17 +304,23 @@ def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed
     """Append the keyed flushes to ``out``."""
     for s, p, k in long_suits:
         if k == 5:  # the usual case: the suit is the flush, unless it is a sequence
-            if p in t.window_of:
-                continue
-            pats = [p]
-        else:
-            pats = _flush_patterns(t, p, k)
+            if p not in t.window_of:
+                out.append((_flush_key(t, p, s), p << s))
+            continue
+        pats = _flush_patterns(t, p, k)
         if t.flush_linear:
             base, scale = t.flush_base[s], t.flush_scale
             out += [(base + f * scale, f << s) for f in pats]
         else:
             base = t.lv_flush << TYPE_SHIFT
             out += [(base | t.flush_inner(f, s), f << s) for f in pats]
+
+
+def _flush_key(t: Tables, p: int, s: int) -> int:
+    """Key of the flush of rank pattern ``p`` in suit ``s``."""
+    if t.flush_linear:
+        return t.flush_base[s] + p * t.flush_scale
+    return t.lv_flush << TYPE_SHIFT | t.flush_inner(p, s)
 
 
 def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
@@ -506,7 +513,7 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
         out += _two_pairs(h, t, rank_counts(h), -1)
     if fives is None:
         out += five_card_leads(h, t)
-    else:
+    elif fives:
         out += [m for _, m in fives if m & h == m]
     if t.rare_leads:
         if t.dragon_play and h.bit_count() >= 13:
