@@ -26,6 +26,7 @@ from .outcome import Outcome, Termination
 from .rules import (
     Direction,
     Exchange,
+    FiveCompare,
     InstantWin,
     LastCardDuty,
     LaterLead,
@@ -713,10 +714,7 @@ class Deal:
         h = hands[seat] ^ move
         hands[seat] = h
         if move & (move - 1):
-            found = kind_key_level(move, self.t)
-            if found is None:  # pragma: no cover - push is only given legal moves
-                raise NotACombinationError("not a combination")
-            self.table_kind, self.table_key, self.table_level = found
+            self.table_kind, self.table_key, self.table_level = self._classified(seat, move)
         else:
             self.table_kind, self.table_key = 1, self.t.power[move.bit_length() - 1]
         self.log.append((seat, move, 0))
@@ -738,6 +736,20 @@ class Deal:
         self.to_move = nxt if hands[nxt] else self.next_seat(seat)
         if self._bomb_offers:
             self._offer_bombs(seat)
+
+    def _classified(self, seat: int, move: int) -> tuple[int, int, int]:
+        """``(kind, key, level)`` of a legal play of two or more cards.  A five-card play came
+        from the seat's index, which already holds its key (classifying it again costs more
+        than finding it there)."""
+        fives = self._fives[seat]
+        if fives and move.bit_count() == 5 and self.t.five_compare is not FiveCompare.HIGHEST_CARD:
+            for k, m in fives:
+                if m == move:
+                    return 5, k, k >> TYPE_SHIFT
+        found = kind_key_level(move, self.t)
+        if found is None:  # pragma: no cover - push is only given legal moves
+            raise NotACombinationError("not a combination")
+        return found
 
     def _out(self, seat: int, move: int) -> bool:
         """``seat`` just played its last card: record it; True if that ends the deal."""
