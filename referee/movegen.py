@@ -15,7 +15,7 @@ it was dealt: a play of a smaller hand is a play of the bigger one, so that list
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from itertools import combinations
 
 from .compiled import (
@@ -35,6 +35,7 @@ Keyed = list[tuple[int, int]]
 """Five-card plays as ``(key, mask)`` pairs sorted by key."""
 
 _TOP = 1 << 256
+_NO_PATTERNS: frozenset[int] = frozenset()
 
 
 def _bits(m: int) -> list[int]:
@@ -68,12 +69,16 @@ def _ranks(g: int) -> list[int]:
 def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
     """``(suit, rank pattern, count)`` of the suits with five cards or more (flushes and
     straight flushes live only there)."""
-    out = []
-    for s in (0, 1, 2, 3):
-        p = suits[s]
-        k = p.bit_count()
-        if k >= 5:
-            out.append((s, p, k))
+    a, b, c, d = suits
+    out = []  # unrolled: a loop over the suits costs more than the work
+    if (k := a.bit_count()) >= 5:
+        out.append((0, a, k))
+    if (k := b.bit_count()) >= 5:
+        out.append((1, b, k))
+    if (k := c.bit_count()) >= 5:
+        out.append((2, c, k))
+    if (k := d.bit_count()) >= 5:
+        out.append((3, d, k))
     return out
 
 
@@ -229,8 +234,9 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
     long_suits = _long_suits(suits)
     out: Keyed = []
-    if t.seq_any:
-        _keyed_sequences(h, t, a | b | c | d, long_suits, out)
+    wins = t.windows_in[a | b | c | d]
+    if wins and t.seq_any:
+        _keyed_sequences(h, t, wins, long_suits, out)
     if long_suits and t.lv_flush >= 0:
         _keyed_flushes(t, long_suits, out)
     cnt = a + b + c + d
@@ -256,13 +262,15 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
 
 
 def _keyed_sequences(
-    h: int, t: Tables, ge1: int, long_suits: list[tuple[int, int, int]], out: Keyed
+    h: int,
+    t: Tables,
+    wins: tuple[WindowRecord, ...],
+    long_suits: list[tuple[int, int, int]],
+    out: Keyed,
 ) -> None:
-    """Append the keyed sequences of ``h`` (straights and same-suit sequences) to ``out``."""
-    wins = t.windows_in[ge1]
-    if not wins:
-        return
-    same_suit: set[int] = set()
+    """Append the keyed sequences of ``h`` in windows ``wins`` (the windows its ranks complete:
+    straights and same-suit sequences) to ``out``."""
+    same_suit: Set[int] = _NO_PATTERNS
     for _, p, _ in long_suits:
         if t.windows_in[p]:  # a sequence within one suit (rare)
             same_suit = _same_suit_windows(t, long_suits)
@@ -272,7 +280,11 @@ def _keyed_sequences(
         if pattern in same_suit:
             out += _keyed_same_suit_window(t, pattern, _window_plays(h, w))
         elif base >= 0:
-            first, second = _other_ranks(h, others)
+            s1, m1, t1, s2, m2, t2, more = others
+            if more:
+                first, second = _other_ranks(h, others)
+            else:  # what _other_ranks does, inline for the usual two factors
+                first, second = t1[(h >> s1) & m1], t2[(h >> s2) & m2]
             tb = tb_cards[(h >> tbs) & 15]
             out += [(base + k, card | b | c) for card, k in tb for b in first for c in second]
 
