@@ -56,9 +56,9 @@ OtherRanks = tuple[
 further factors (none for windows whose other ranks are two pairs of adjacent ranks)."""
 WindowRecord = tuple[int, int, int, list[tuple[tuple[int, int], ...]], OtherRanks]
 """A sequence window for the generator: ``(pattern, straight key base (-1 when plain
-straights are no play), shift of the tie-break rank, its cards per nibble with the suit rank
-each adds to the key, the other ranks)``.  The tie-break rank alone decides the key of a
-straight, so a window's plays come out grouped by key."""
+straights are no play), shift of the tie-break rank, its cards per nibble each with the key of
+a straight it breaks the tie of, the other ranks)``.  The tie-break card alone decides the key
+of a straight, so a window's plays come out grouped by key."""
 
 
 def _rank_tables() -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]]:
@@ -267,12 +267,15 @@ class Tables:
         records = [
             (
                 pattern,
-                self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1,
+                base,
                 4 * tb,
-                self._keyed_singles(tb),
+                self._keyed_singles(tb, max(base, 0)),
                 self._factors([r for r in ranks if r != tb]),
             )
             for pattern, level, tb, ranks in self.windows
+            for base in [
+                self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1
+            ]
         ]
         complete = _complete_windows(tuple(w[0] for w in self.windows))
         by_ix = {ix: tuple(records[i] for i in ix) for ix in set(complete.values())}
@@ -325,6 +328,11 @@ class Tables:
         # Bombs.
         self.bomb_levels = frozenset(lv[k] for k in rules.bomb_kinds)
         self.bomb_targets = rules.bomb_targets
+        self.extra_answers = bool(
+            self.bomb_targets or self.chop or self.sf_plus_two or self.run_lengths
+        )
+        """Answers beyond same-size plays exist (bombs, chops, seven-card plays, sequences of
+        other lengths)."""
         # Last-play restrictions.
         ff = rules.forbidden_final
         self.forbid_single_two = FinalRestriction.SINGLE_TWO in ff
@@ -334,12 +342,13 @@ class Tables:
         self.forbid_any_two = FinalRestriction.ANY_TWO in ff
         self.any_final_rule = bool(ff)
 
-    def _keyed_singles(self, r: int) -> list[tuple[tuple[int, int], ...]]:
-        """Per nibble of rank ``r``: its cards with the suit rank they add to a sequence key
-        when ``r`` is the tie-break rank (0 when suits do not break ties)."""
+    def _keyed_singles(self, r: int, base: int) -> list[tuple[tuple[int, int], ...]]:
+        """Per nibble of rank ``r``: its cards, each with the key of a straight whose tie-break
+        card it is (``base`` plus the card's suit rank when suits break ties)."""
         add = self.suit_rank if self.rules.suits_break_ties else [0, 0, 0, 0]
         return [
-            tuple((1 << (4 * r + s), add[s]) for s in range(4) if n >> s & 1) for n in range(16)
+            tuple((1 << (4 * r + s), base + add[s]) for s in range(4) if n >> s & 1)
+            for n in range(16)
         ]
 
     def _factors(self, ranks: list[int]) -> OtherRanks:

@@ -286,7 +286,7 @@ def _keyed_sequences(
             else:  # what _other_ranks does, inline for the usual two factors
                 first, second = t1[(h >> s1) & m1], t2[(h >> s2) & m2]
             tb = tb_cards[(h >> tbs) & 15]
-            out += [(base + k, card | b | c) for card, k in tb for b in first for c in second]
+            out += [(k, card | b | c) for card, k in tb for b in first for c in second]
 
 
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
@@ -543,10 +543,11 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
         if fives is None:
             fives = five_card_keyed(h, t)
         out = select_fives(fives, h, t, key)
-        if 5 in t.bomb_targets and key >> TYPE_SHIFT not in t.bomb_levels:
-            out = list(dict.fromkeys(out + bombs(fives, h, t)))
-        if t.sf_plus_two:
-            out += sf_plus_two(h, t)
+        if t.extra_answers:
+            if 5 in t.bomb_targets and key >> TYPE_SHIFT not in t.bomb_levels:
+                out = list(dict.fromkeys(out + bombs(fives, h, t)))
+            if t.sf_plus_two:
+                out += sf_plus_two(h, t)
         return out
     elif kind == 2:
         out = _beating_pairs(h, t, key)
@@ -565,6 +566,8 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
         out = []
     else:
         raise ValueError(f"no play is of kind {kind}")
+    if not t.extra_answers:
+        return out
     if kind in t.bomb_targets and h.bit_count() >= 5:
         out += bombs(fives if fives is not None else five_card_keyed(h, t), h, t)
     if t.chop or t.sf_plus_two or kind >= KIND_RUN:

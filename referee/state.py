@@ -146,8 +146,8 @@ class Deal:
     table_level: int = -1
     table_mask: int = 0
     table_seat: int = -1
-    passes: int = 0
     need: int = 0
+    """Passes still to come before the trick ends (set by each play, counted down)."""
     locked: int = 0
     """Seats (bit per seat) shut out of the current trick by the strict pass rule."""
     lead_passes: int = 0
@@ -526,7 +526,7 @@ class Deal:
         self.discards |= self.trick_cards
         self.trick_cards = 0
         self.table_kind, self.table_level, self.table_mask = 0, -1, 0
-        self.locked = self.passes = self.lead_passes = 0
+        self.locked = self.lead_passes = 0
         self.trick_start = len(self.log)
         lowest = next(c for c in self.t.by_order if self._in_hands() >> c & 1)
         self.to_move = self._holder(1 << lowest)
@@ -701,8 +701,8 @@ class Deal:
                 # (_pass handles every case; this is its plain branch, kept here because a
                 # deal is mostly passes).
                 self.log.append((seat, PASS, 0))
-                self.passes += 1
-                if self.passes >= self.need:
+                self.need -= 1
+                if self.need <= 0:
                     self._end_trick()
                     return
                 nxt = self._after[seat]
@@ -725,7 +725,7 @@ class Deal:
         self.table_mask = move
         self.table_seat = seat
         self.trick_cards |= move
-        self.passes = self.lead_passes = 0
+        self.lead_passes = 0
         if not h and self._out(seat, move):
             return
         if self._strict:
@@ -807,8 +807,8 @@ class Deal:
             else:
                 self.to_move = nxt
             return
-        self.passes += 1
-        if self.passes >= self.need:
+        self.need -= 1
+        if self.need <= 0:
             self._end_trick()
             return
         nxt = self._after[seat]
@@ -842,7 +842,6 @@ class Deal:
         self.trick_cards = 0
         self.table_kind, self.table_level, self.table_mask = 0, -1, 0
         self.locked = 0
-        self.passes = 0
         self.trick_start = len(self.log)
         if self.hands[owner]:
             self.to_move = owner
