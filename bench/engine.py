@@ -77,7 +77,8 @@ def main() -> None:
             "leading_lists_per_s": round(lead[0], 1),
             "moves_per_leading_list": round(lead[1], 2),
         }
-    out = dict(results[names[0]]) if len(names) == 1 else {"rules": results}
+    # Per-preset figures under "presets" ("rules" names what was asked for).
+    out = dict(results[names[0]]) if len(names) == 1 else {"presets": results}
     out.update(
         rules=args.rules,
         python=platform.python_version(),

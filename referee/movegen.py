@@ -14,7 +14,7 @@ it was dealt: a play of a smaller hand is a play of the bigger one, so that list
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence, Set
 from itertools import combinations
 
@@ -347,8 +347,21 @@ def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
     return [m for _, m in keyed[i:] if m & h == m]
 
 
+def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
+    """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
+    if t.bomb_floor >= 0:  # see bombs
+        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
+        return [(k, m) for k, m in keyed[i:] if m & h == m]
+    lv = t.bomb_levels
+    return [(k, m) for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
+
+
 def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
     """Plays from ``keyed`` in hand ``h`` whose type may bomb a smaller play."""
+    if t.bomb_floor >= 0:
+        # The bomb types are the top levels: their plays end the key-sorted list.
+        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
+        return [m for _, m in keyed[i:] if m & h == m]
     lv = t.bomb_levels
     return [m for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
 
@@ -419,15 +432,16 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
     if h.bit_count() < 7:
         return out
     ties = t.rules.suits_break_ties
-    for pattern, level, _tb, _rk in t.windows:
-        for s in (0, 1, 2, 3):
-            if (h >> s) & pattern == pattern:
-                sf = pattern << s
-                key = level * 4 + (t.suit_rank[s] if ties else 0)
-                for a, b in combinations(_bits(h & ~sf), 2):
-                    m = sf | a | b
-                    if out.get(m, -1) < key:
-                        out[m] = key
+    for s in (0, 1, 2, 3):
+        for w in t.windows_in[(h >> s) & ONES]:  # the windows complete in suit s
+            pattern = w[0]
+            level = t.window_of[pattern][1]
+            sf = pattern << s
+            key = level * 4 + (t.suit_rank[s] if ties else 0)
+            for a, b in combinations(_bits(h & ~sf), 2):
+                m = sf | a | b
+                if out.get(m, -1) < key:
+                    out[m] = key
     return out
 
 
@@ -538,7 +552,7 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
 def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = None) -> list[int]:
     """Every play that beats a play of ``kind`` (its size) and ``key`` on the table."""
     if kind == 1:
-        out = _bits(h & t.above[key])
+        out = single_cards(h & t.above[key], t)
     elif kind == 5:
         if fives is None:
             fives = five_card_keyed(h, t)

@@ -21,7 +21,14 @@ from typing import NamedTuple
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify, kind_key_level
 from .compiled import ONES, TWOS, TYPE_SHIFT, Tables, rank_counts, tables_for
-from .movegen import Keyed, beating_plays, five_card_keyed, leading_plays, single_cards
+from .movegen import (
+    Keyed,
+    beating_plays,
+    five_card_keyed,
+    keyed_bombs,
+    leading_plays,
+    single_cards,
+)
 from .outcome import Outcome, Termination
 from .rules import (
     Direction,
@@ -479,6 +486,7 @@ class Deal:
             return
         normal = self.to_move
         n = len(self.hands)
+        t, table = self.t, self.table
         offers = []
         s = player
         for _ in range(n - 1):
@@ -489,10 +497,8 @@ class Deal:
             if h.bit_count() < 5:
                 continue
             if any(
-                k >> TYPE_SHIFT in self.t.bomb_levels
-                and m & h == m
-                and beats(Play(m, 5, k, k >> TYPE_SHIFT), self.table, self.t)
-                for k, m in self._fives_of(s, h)
+                beats(Play(m, 5, k, k >> TYPE_SHIFT), table, t)
+                for k, m in keyed_bombs(self._fives_of(s, h), h, t)
             ):
                 offers.append(s)
         if offers:
@@ -554,11 +560,10 @@ class Deal:
 
     def next_seat(self, seat: int) -> int:
         """The next seat in turn order that still holds cards and is not shut out."""
-        hands, locked, step = self.hands, self.locked, self.step
-        n = len(hands)
+        hands, locked, after = self.hands, self.locked, self._after
         s = seat
-        for _ in range(n):
-            s = (s + step) % n
+        for _ in range(len(hands)):
+            s = after[s]
             if hands[s] and not locked >> s & 1:
                 return s
         return seat
@@ -611,8 +616,8 @@ class Deal:
                 plays = [m for m in plays if m.bit_count() != 1 or m == top]
                 if duty is LastCardDuty.HIGHEST_SINGLE_NO_PASS and kind and top in plays:
                     may_pass = False
-        if t.any_final_rule:
-            plays = [m for m in plays if m != h or not t.is_forbidden_final(m)]
+        if t.any_final_rule and h in plays and t.is_forbidden_final(h):
+            plays = [m for m in plays if m != h]  # only a play of the whole hand is refused
         if (
             rules.triple_threes_force
             and kind == 3
@@ -770,7 +775,9 @@ class Deal:
         """Who moves after a play under the strict pass rule (seats that passed are out of
         the trick)."""
         hands, locked = self.hands, self.locked
-        others = sum(1 for s in range(len(hands)) if s != seat and hands[s] and not locked >> s & 1)
+        # The seats still in the trick besides the player: every shut-out seat holds cards
+        # (it passed on its turn and has not played since).
+        others = self.n_active - (1 if h else 0) - locked.bit_count()
         if others == 0:
             # Everyone else is shut out: the owner may beat their own play, or pass.
             if h:
