@@ -328,8 +328,8 @@ class Tables:
         # Bombs.
         self.bomb_levels = frozenset(lv[k] for k in rules.bomb_kinds)
         self.bomb_targets = rules.bomb_targets
-        top_levels = range(min(self.bomb_levels, default=0), len(order))
-        self.bomb_floor = min(self.bomb_levels) if self.bomb_levels == set(top_levels) else -1
+        floor = min(self.bomb_levels, default=-1)
+        self.bomb_floor = floor if self.bomb_levels == set(range(floor, len(order))) else -1
         """The lowest bomb level when the bomb types are exactly the top levels, else -1."""
         self.extra_answers = bool(
             self.bomb_targets or self.chop or self.sf_plus_two or self.run_lengths
