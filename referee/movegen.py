@@ -351,7 +351,7 @@ def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
     """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
     if t.bomb_floor >= 0:  # see bombs
         i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
-        return [(k, m) for k, m in keyed[i:] if m & h == m]
+        return [(k, m) for k, m in keyed[i:] if m & h == m] if i < len(keyed) else []
     lv = t.bomb_levels
     return [(k, m) for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
 
@@ -361,7 +361,7 @@ def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
     if t.bomb_floor >= 0:
         # The bomb types are the top levels: their plays end the key-sorted list.
         i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
-        return [m for _, m in keyed[i:] if m & h == m]
+        return [m for _, m in keyed[i:] if m & h == m] if i < len(keyed) else []
     lv = t.bomb_levels
     return [m for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
 

@@ -486,7 +486,8 @@ class Deal:
             return
         normal = self.to_move
         n = len(self.hands)
-        t, table = self.t, self.table
+        t = self.t
+        table = None  # the Play on the table, built once a seat holds a bomb
         offers = []
         s = player
         for _ in range(n - 1):
@@ -496,11 +497,11 @@ class Deal:
             h = self.hands[s]
             if h.bit_count() < 5:
                 continue
-            if any(
-                beats(Play(m, 5, k, k >> TYPE_SHIFT), table, t)
-                for k, m in keyed_bombs(self._fives_of(s, h), h, t)
-            ):
-                offers.append(s)
+            for k, m in keyed_bombs(self._fives_of(s, h), h, t):
+                table = table or self.table
+                if beats(Play(m, 5, k, k >> TYPE_SHIFT), table, t):
+                    offers.append(s)
+                    break
         if offers:
             self.interrupts = offers
             self.resume = normal
