@@ -143,18 +143,21 @@ def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
 
 
 def single_cards(m: int, t: Tables) -> list[int]:
-    """The single-card masks of ``m``, lowest first: a bit loop for a few cards, byte look-ups
-    for more (the bytes of ``m`` index per-byte tables of pre-shifted cards)."""
-    if m.bit_count() > 3:
+    """The single-card masks of ``m``, lowest first: bit tricks for up to three cards, byte
+    look-ups for more (the bytes of ``m`` index per-byte tables of pre-shifted cards)."""
+    n = m.bit_count()
+    if n > 3:
         bc = t.bit_chunks
         b0, b1, b2, b3, b4, b5, b6 = m.to_bytes(7, "little")
         return [*bc[0][b0], *bc[1][b1], *bc[2][b2], *bc[3][b3], *bc[4][b4], *bc[5][b5], *bc[6][b6]]
-    out = []
-    while m:
-        low = m & -m
-        out.append(low)
-        m ^= low
-    return out
+    if n < 2:
+        return [m] if m else []
+    low = m & -m  # the lowest card
+    rest = m ^ low
+    if n == 2:
+        return [low, rest]
+    mid = rest & -rest
+    return [low, mid, rest ^ mid]
 
 
 def _extras(h: int, t: Tables, cnt: int) -> Keyed:
