@@ -257,26 +257,9 @@ class Tables:
             tuple(tuple(1 << (8 * i + b) for b in range(8) if byte >> b & 1) for byte in range(256))
             for i in range(7)
         ]
-        # Sequence windows with their per-rank table offsets: (pattern, (shift, base) x 5).
-        self.window_offsets = [
-            (pattern, tuple((4 * r, 16 * r) for r in ranks))
-            for pattern, _, _, ranks in self.windows
-        ]
         # The windows each rank pattern completes: one dict look-up instead of a scan of every
         # window per hand (see WindowRecord).
-        records = [
-            (
-                pattern,
-                base,
-                4 * tb,
-                self._keyed_singles(tb, max(base, 0)),
-                self._factors([r for r in ranks if r != tb]),
-            )
-            for pattern, level, tb, ranks in self.windows
-            for base in [
-                self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1
-            ]
-        ]
+        records = [self._window_record(*w) for w in self.windows]
         complete = _complete_windows(tuple(w[0] for w in self.windows))
         by_ix = {ix: tuple(records[i] for i in ix) for ix in set(complete.values())}
         self.windows_in: dict[int, tuple[WindowRecord, ...]] = {
@@ -284,11 +267,6 @@ class Tables:
         }
         self.rank_list = RANK_LIST
         self.rank_bits = RANK_BITS
-        # Suit rank of the card of a one-card nibble (0 when suits do not break ties).
-        self.nibble_suit_rank = [
-            suit_rank[self.nibble_suit[n]] if ties and n in self.nibble_suit else 0
-            for n in range(16)
-        ]
         # Flush keys are linear in the rank pattern unless twos are low or only the top card
         # counts: key = flush_base[suit] + pattern * flush_scale (see flush_inner).
         self.flush_linear = not twos_low and self.flush_compare is not FlushCompare.TOP_CARD
@@ -344,6 +322,19 @@ class Tables:
         self.forbid_any_2s = FinalRestriction.ANY_TWO_OF_SPADES in ff
         self.forbid_any_two = FinalRestriction.ANY_TWO in ff
         self.any_final_rule = bool(ff)
+
+    def _window_record(
+        self, pattern: int, level: int, tb: int, ranks: tuple[int, ...]
+    ) -> WindowRecord:
+        """The generator's record of one sequence window (see :data:`WindowRecord`)."""
+        base = self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1
+        return (
+            pattern,
+            base,
+            4 * tb,
+            self._keyed_singles(tb, max(base, 0)),
+            self._factors([r for r in ranks if r != tb]),
+        )
 
     def _keyed_singles(self, r: int, base: int) -> list[tuple[tuple[int, int], ...]]:
         """Per nibble of rank ``r``: its cards, each with the key of a straight whose tie-break
