@@ -47,6 +47,7 @@ from .rules import (
 )
 from .scoring import settle
 from .shuffling import shuffle, shuffled_bits
+from .shuffling import shuffled as shuffled  # re-exported: it used to live here
 
 PASS = 0
 """The pass move (an empty set of cards)."""
