@@ -62,9 +62,10 @@ MAX_REDEALS = 1000
 class _Setup(NamedTuple):
     """What every deal of one rule set starts from (see :func:`_setup_for`)."""
 
-    flags: tuple[bool, bool, bool, bool, bool, bool, bool]
+    flags: tuple[bool, bool, bool, bool, bool, bool, bool, bool]
     """strict pass rule, pass ends the trick, draws on a pass, turn duties, plain passes,
-    plain answers to singles, out-of-turn bomb offers: the ``Deal`` fields of those names."""
+    plain answers to singles, out-of-turn bomb offers, exchanges before play: the ``Deal``
+    fields of those names."""
     after: dict[int, tuple[int, ...]]
     """Per direction step (1 or -1): the seat after each seat."""
 
@@ -92,6 +93,7 @@ def _setup_for(rules: RuleSet) -> _Setup:
         not (strict or ends_trick or draws),
         tables_for(rules).plain_singles,
         rules.bombs_out_of_turn,
+        rules.exchange is not Exchange.NONE or rules.spare_trade,
     )
     n = rules.players
     after = {step: tuple((s + step) % n for s in range(n)) for step in (1, -1)}
@@ -110,6 +112,10 @@ class DealContext:
     previous_loser: int | None = None
     previous_order: tuple[int, ...] = ()
     """Finishing order of the previous deal (for the president exchange)."""
+
+
+_FIRST_DEAL = DealContext()
+"""The context of a deal with no match around it (shared: contexts are immutable)."""
 
 
 class Decision(NamedTuple):
@@ -185,6 +191,8 @@ class Deal:
     """A pass only passes: no draw, no trick-ending or strict pass rule."""
     _plain_singles: bool = False
     _bomb_offers: bool = False
+    _exchanges: bool = False
+    """The rule set exchanges or trades cards before play."""
     _after: tuple[int, ...] = ()
     """The seat after each seat in turn order (whether or not it still holds cards)."""
     phase: int = 0
@@ -217,7 +225,7 @@ class Deal:
         """Shuffle and deal.  ``rng`` may be a seed; the deal replays exactly from it."""
         if not isinstance(rng, random.Random):
             rng = random.Random(rng)
-        ctx = context or DealContext()
+        ctx = context or _FIRST_DEAL
         t = tables_for(rules)
         setup = _setup_for(rules)
         step = -1 if rules.direction is Direction.CLOCKWISE else 1
@@ -232,6 +240,7 @@ class Deal:
             d._plain_pass,
             d._plain_singles,
             d._bomb_offers,
+            d._exchanges,
         ) = setup.flags
         d._after = setup.after[step]
         d._deal()
@@ -312,9 +321,10 @@ class Deal:
         return False
 
     def _start(self) -> None:
-        if self._instant_end():
+        if self.rules.instant_wins and self._instant_end():
             return
-        self._plan_exchanges()
+        if self._exchanges:
+            self._plan_exchanges()
         if self.decisions:
             self.phase = 1
             self.to_move = self.decisions[0].seat
@@ -346,10 +356,7 @@ class Deal:
             self.to_move = ctx.previous_loser
 
     def _in_hands(self) -> int:
-        m = 0
-        for h in self.hands:
-            m |= h
-        return m
+        return sum(self.hands)  # the hands are disjoint, so their sum is their union
 
     def _holder(self, card_bit: int) -> int:
         for s, h in enumerate(self.hands):
