@@ -23,7 +23,8 @@ _DROP = [8 - (i + 1).bit_length() for i in range(_MAX)]
 _LIMIT = [(i + 1) << _DROP[i] for i in range(_MAX)]
 """``_LIMIT[i]``: ``randbelow(i + 1)`` accepts a word whose top byte is below this."""
 
-_BITS = tuple(1 << c for c in range(52))
+_ALL = list(range(52))
+_BITS = tuple(1 << c for c in _ALL)
 
 
 def shuffled(rng: random.Random, cards: list[int]) -> list[int]:
@@ -40,7 +41,7 @@ def shuffled_bits(rng: random.Random, cards: list[int]) -> list[int]:
     shuffle costs about as much as the shuffle.
     """
     if _is_stock(rng) and len(cards) <= _MAX:
-        deck = [_BITS[c] for c in cards]
+        deck = list(_BITS) if cards == _ALL else [_BITS[c] for c in cards]
         _replica_shuffle(rng, deck)
         return deck
     return [1 << c for c in shuffled(rng, cards)]
