@@ -428,19 +428,9 @@ class _PinnedHTTPConnection(_WatchedMixin, HTTPConnection):
             self._bt_drop()
 
 
-class _PinnedHTTPSConnection(_WatchedMixin, HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        return self._bt_connect(self)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        self._bt_attach()
-        super().request(*args, **kwargs)
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._bt_drop()
+class _PinnedHTTPSConnection(_PinnedHTTPConnection, HTTPSConnection):
+    """The same pinning and watching over TLS (HTTPSConnection subclasses HTTPConnection, so
+    the methods above reach the TLS versions through ``super()``)."""
 
 
 class _PinnedHTTPPool(HTTPConnectionPool):
