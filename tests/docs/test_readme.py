@@ -1,0 +1,59 @@
+"""The README's bot snippet is code a new user copies: run it as they would, for real.
+
+The snippet is taken from the README itself (the first ``python`` block under "Writing a bot"),
+written to a file, started with ``--port 0`` and asked for a move over loopback HTTP by the
+referee's own client.  A snippet that lost its ``__main__`` guard, its imports or its port
+handling fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from referee.httpbot import BotClient
+from referee.netguard import NetPolicy
+from referee.protocol import example_exchange
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _bot_snippet() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Writing a bot", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "no python block under 'Writing a bot'"
+    return match.group(1)
+
+
+def test_the_snippet_has_a_main_guard() -> None:
+    code = _bot_snippet()
+    # Importing the module (e.g. from a test of the bot's strategy) must not start a server.
+    assert 'if __name__ == "__main__":' in code
+
+
+def test_the_readme_bot_answers_a_real_move_request(tmp_path: Path) -> None:
+    script = tmp_path / "first_legal.py"
+    script.write_text(_bot_snippet(), encoding="utf-8")
+    root = README.parent
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "--port", "0"],
+        cwd=root, stderr=subprocess.PIPE, text=True,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # blocks until the bot is listening (or exits)
+        found = re.search(r"listening on (http://\S+)", line)
+        assert found, f"bot did not start: {line!r}"
+        request, _ = example_exchange()  # a real /move request (the one in docs/protocol.md)
+        with BotClient(found.group(1), policy=NetPolicy(allow_private=True)) as client:
+            result = client.call("/move", request, deadline_s=60.0)
+        assert result.ok, result.detail
+        assert result.data is not None
+        assert result.data["move"] == request["legal_moves"][0]["id"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
