@@ -1,9 +1,9 @@
-"""Match logs, format v1: write them, read them, and verify them by replaying every deal.
+"""Match logs, format v2: write them, read them, and verify them by replaying every deal.
 
 A log holds everything needed to replay a match with the engine (rule set options, match seed,
 per-deal seeds, moves) and everything needed to check the referee's bookkeeping (legal-move
 counts, dealt hands, outcomes, totals, strikes, forfeits, standings, latency figures).  Two
-forms carry the same data (``docs/logs.md``, schema ``referee/schemas/log-v1.json``):
+forms carry the same data (``docs/logs.md``, schema ``referee/schemas/log-v2.json``):
 
 * **JSON**: one object, ``{"format", "version", ..., "deals": [...], "result": {...}}``.
 * **JSON Lines**: a ``header`` line, then per deal a ``deal`` line, one ``turn`` line per turn
@@ -13,6 +13,10 @@ forms carry the same data (``docs/logs.md``, schema ``referee/schemas/log-v1.jso
 :func:`verify` trusts nothing in the log: it rebuilds the rule set from its options, deals
 every deal again from its seed and replays every move, and reports the first place where the
 log and the replay disagree (deal index, turn index, and what differs).
+
+Versions: v2 names each seat by the caller's ``player`` label instead of v1's ``url`` (a bot's
+URL is its owner's secret, so no log carries one).  :func:`verify` reads both; nothing else
+changed, so a v1 log replays exactly as before (its ``url`` is not looked at).
 """
 
 from __future__ import annotations
@@ -41,7 +45,10 @@ from .rules import RuleSet
 from .state import Deal, DealContext
 
 FORMAT = "bigtwo-match-log"
-VERSION = 1
+VERSION = 2
+"""The version this module writes."""
+READABLE_VERSIONS = (1, 2)
+"""The versions :func:`verify` reads (see the module docstring for what changed)."""
 
 
 def engine_version() -> str:
@@ -314,10 +321,10 @@ class _Replay:
         doc = self.doc
         if doc.get("format") != FORMAT:
             raise self.bad(f"not a match log (format {doc.get('format')!r})")
-        if doc.get("version") != VERSION:
-            raise self.bad(
-                f"log format version {doc.get('version')!r}, this reader knows {VERSION}"
-            )
+        version = doc.get("version")
+        if version not in READABLE_VERSIONS or isinstance(version, bool):
+            known = ", ".join(str(v) for v in READABLE_VERSIONS)
+            raise self.bad(f"log format version {version!r}, this reader knows {known}")
         try:
             rules = RuleSet.from_options(doc["rules"]["name"], doc["rules"]["options"])
         except (TypeError, ValueError, KeyError) as exc:
@@ -326,7 +333,9 @@ class _Replay:
             raise self.bad(f"rule set is invalid: {'; '.join(rules.problems())}")
         n = rules.players
         seats = [
-            BotIdentity(s["seat"], s["name"], s["author"], s["version"], s["url"])
+            BotIdentity(
+                s["seat"], s["name"], s["author"], s["version"], s["player"] if version > 1 else None
+            )
             for s in doc["seats"]
         ]
         if len(seats) != n or [s.seat for s in seats] != list(range(n)):
@@ -550,6 +559,7 @@ def verify(log: MatchRecord | dict[str, Any]) -> Verdict:
 
 __all__ = [
     "FORMAT",
+    "READABLE_VERSIONS",
     "VERSION",
     "LogError",
     "Verdict",

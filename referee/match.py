@@ -76,21 +76,23 @@ class Limits:
 
 @dataclass(frozen=True)
 class BotIdentity:
-    """Who sat at a seat, as the bot described itself (``GET /``) and where it was called."""
+    """Who sat at a seat: the caller's ``player`` label and the bot's own description
+    (``GET /``).  Never the bot's URL: a URL is its owner's secret (:mod:`referee.redact`)."""
 
     seat: int
     name: str
     author: str = ""
     version: str = ""
-    url: str | None = None
+    player: str | None = None
+    """The caller's id for the seat's player (:attr:`referee.players.Player.label`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seat": self.seat,
+            "player": self.player,
             "name": self.name,
             "author": self.author,
             "version": self.version,
-            "url": self.url,
         }
 
 
@@ -301,12 +303,18 @@ def latency_stats(seat: int, values: Sequence[float]) -> LatencyStats:
 TurnHook = Callable[[TurnRecord], None]
 
 
-def _safe(call: Callable[[], Reply]) -> Reply:
-    """Players must not raise; if a custom one does, it is the player's fault, not ours."""
+def _safe(player: Player, call: Callable[[], Reply]) -> Reply:
+    """Players must not raise; if a custom one does, it is the player's fault, not ours.
+
+    Every detail is passed through ``player.scrub`` here, the one door through which a
+    player's texts enter the record, so no URL reaches a log whatever the player is."""
     try:
-        return call()
+        reply = call()
     except Exception as exc:
-        return Reply(None, 0.0, EXCEPTION, f"{type(exc).__name__}: {exc}"[:300])
+        reply = Reply(None, 0.0, EXCEPTION, f"{type(exc).__name__}: {exc}"[:300])
+    if not reply.detail:
+        return reply
+    return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail))
 
 
 class _Match:
@@ -345,22 +353,22 @@ class _Match:
     def identify(self) -> None:
         deadline = self.limits.call_deadline_ms / 1000
         for seat, player in enumerate(self.players):
-            reply = _safe(partial(player.describe, deadline))
+            reply = _safe(player, partial(player.describe, deadline))
             problem = None if not reply.ok else check_description(reply.data)
             if reply.ok and problem is None and reply.data is not None:
                 d = reply.data
                 self.record.seats.append(
-                    BotIdentity(seat, d["name"], d["author"], d["version"], player.url)
+                    BotIdentity(seat, d["name"], d["author"], d["version"], player.label)
                 )
                 continue
             if reply.ok:
                 reply = Reply(None, reply.latency_s, "bad_description", problem or "")
             self._note(seat, "describe", reply)
-            self.record.seats.append(BotIdentity(seat, f"seat {seat}", url=player.url))
+            self.record.seats.append(BotIdentity(seat, f"seat {seat}", player=player.label))
 
     def start(self) -> None:
         rec, deadline = self.record, self.limits.call_deadline_ms / 1000
-        seats = [{k: v for k, v in s.to_json().items() if k != "url"} for s in rec.seats]
+        seats = [{k: v for k, v in s.to_json().items() if k != "player"} for s in rec.seats]
         limits = {
             "deadline_ms": self.limits.deadline_ms,
             "time_bank_ms": self.limits.time_bank_ms,
@@ -375,7 +383,7 @@ class _Match:
                 seats=seats,
                 limits=limits,
             )
-            reply = _safe(partial(player.start, body, deadline))
+            reply = _safe(player, partial(player.start, body, deadline))
             if not reply.ok:
                 self._note(seat, "start", reply)
 
@@ -402,7 +410,7 @@ class _Match:
                 strikes=self.strike_count,
                 forfeited=sorted(self.forfeited),
             )
-            reply = _safe(partial(player.end, body, deadline))
+            reply = _safe(player, partial(player.end, body, deadline))
             if not reply.ok:
                 self._note(seat, "end", reply)
 
@@ -452,7 +460,7 @@ class _Match:
         )
         deadline_s = (limits.deadline_ms + self.bank[seat]) / 1000
         player = self.players[seat]
-        reply = _safe(partial(player.move, request, deadline_s))
+        reply = _safe(player, partial(player.move, request, deadline_s))
         latency_ms = round(reply.latency_s * 1000, 3)
         self.latencies[seat].append(latency_ms)
         self.last_latency[seat] = round(latency_ms)

@@ -355,7 +355,8 @@ class Target:
     ``host`` is canonical: a lower-case ASCII DNS name without trailing dot, or
     the compressed text of an IP address (no brackets).  ``literal`` is set when
     the URL named an IP address in any spelling.  ``base_path`` has no trailing
-    slash (empty for the root).
+    slash (empty for the root).  ``query`` (without the ``?``) is kept and sent with every
+    request: hosted bots often take a key there (``?code=...``), next to a secret path.
     """
 
     scheme: str
@@ -363,6 +364,7 @@ class Target:
     port: int
     literal: IPAddress | None
     base_path: str
+    query: str = ""
 
     @property
     def origin(self) -> str:
@@ -373,8 +375,10 @@ class Target:
         return f"{self.scheme}://{host}:{self.port}"
 
     def url(self, path: str) -> str:
-        """Join ``path`` (with or without a leading slash) onto the base URL."""
-        return f"{self.origin}{self.base_path}/{path.lstrip('/')}"
+        """Join ``path`` (with or without a leading slash) onto the base URL, before its
+        query: ``https://h/s3cr3t?key=k`` + ``/move`` is ``https://h/s3cr3t/move?key=k``."""
+        joined = f"{self.origin}{self.base_path}/{path.lstrip('/')}"
+        return f"{joined}?{self.query}" if self.query else joined
 
 
 def _parse_ipv4_number(part: str) -> int | None:
@@ -463,8 +467,9 @@ def parse_target(url: str) -> Target:
         if idx != -1:
             authority_end = min(authority_end, idx)
     authority, tail = rest[:authority_end], rest[authority_end:]
-    if "?" in tail or "#" in tail:
-        raise BadUrlError("the base URL must not have a query or fragment")
+    if "#" in tail:
+        raise BadUrlError("the base URL must not have a fragment")
+    tail, _, query = tail.partition("?")
     if "@" in authority:
         raise BadUrlError("userinfo (user@host) is not allowed in bot URLs")
     literal: IPAddress | None
@@ -498,7 +503,16 @@ def parse_target(url: str) -> Target:
     # Paths may legitimately contain escapes; only reject malformed ones.
     if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
         raise BadUrlError("malformed percent-escape in path")
-    return Target(scheme=scheme, host=host, port=port, literal=literal, base_path=tail.rstrip("/"))
+    if "%" in query and re.search(r"%(?![0-9a-fA-F]{2})", query):
+        raise BadUrlError("malformed percent-escape in query")
+    return Target(
+        scheme=scheme,
+        host=host,
+        port=port,
+        literal=literal,
+        base_path=tail.rstrip("/"),
+        query=query,
+    )
 
 
 def check_url(url: str, policy: NetPolicy) -> Target:

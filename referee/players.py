@@ -6,7 +6,9 @@ took.  A player never raises for anything the bot does; faults are data, and the
 what they cost (see :mod:`referee.match`).
 
 * :class:`HttpPlayer` calls a bot's web server through :class:`~referee.httpbot.BotClient`
-  (deadline-enforcing, SSRF-guarded, optionally signing every request).
+  (deadline-enforcing, SSRF-guarded, optionally signing every request).  Its URL stays
+  inside it: every detail it reports is scrubbed of the URL (:mod:`referee.redact`), and the
+  match record names the seat by the player's ``label``, never by URL.
 * :class:`LocalPlayer` wraps ``choose(request) -> answer`` for tests, demos and benchmarks.  It
   cannot interrupt a slow function, but it measures it: an answer that came after the deadline
   is a ``timeout`` fault exactly as it would be over HTTP, and an exception is an
@@ -25,6 +27,7 @@ from typing import Any
 from .httpbot import DEFAULT_MAX_BODY, BotClient, CallResult, Fault
 from .netguard import DEFAULT_POLICY, NetPolicy
 from .protocol import PROTOCOL_VERSION
+from .redact import UrlRedactor, scrub_generic
 
 EXCEPTION = "exception"
 """Fault of a :class:`LocalPlayer` whose function raised."""
@@ -54,9 +57,20 @@ class Reply:
 
 
 class Player(ABC):
-    """Something that can sit at a table.  ``url`` is None for in-process players."""
+    """Something that can sit at a table.
+
+    ``label`` is the caller's name for who sits there (the arena uses ``"bot:<id>"``); it is
+    what a match record and its log say about the seat besides the bot's own description.
+    ``url`` is None for in-process players and never leaves the player (see :meth:`scrub`).
+    """
 
     url: str | None = None
+    label: str | None = None
+
+    def scrub(self, text: str) -> str:
+        """``text`` made fit for a public record: without URLs or IP literals.  The runner
+        passes every detail through this (a custom player's exception text included)."""
+        return scrub_generic(text)
 
     @abstractmethod
     def describe(self, deadline_s: float) -> Reply:
@@ -88,7 +102,9 @@ class HttpPlayer(Player):
     """A bot at ``url``, called through one pooled keep-alive :class:`BotClient`.
 
     ``secret`` signs every request (see :mod:`referee.httpbot`); ``policy`` says which
-    addresses may be reached (the default allows public addresses only).
+    addresses may be reached (the default allows public addresses only); ``label`` names the
+    seat in the match record.  Every :class:`Reply` it returns has its detail scrubbed of the
+    URL (the HTTP libraries put host, path and query into their error texts).
     """
 
     def __init__(
@@ -99,27 +115,39 @@ class HttpPlayer(Player):
         policy: NetPolicy = DEFAULT_POLICY,
         max_body: int = DEFAULT_MAX_BODY,
         client: BotClient | None = None,
+        label: str | None = None,
     ) -> None:
         self.url = url
+        self.label = label
+        self._redactor = UrlRedactor([url])
         self.client = client or BotClient(url, secret=secret, policy=policy, max_body=max_body)
 
+    def scrub(self, text: str) -> str:
+        return self._redactor.scrub(text)
+
+    def _reply(self, result: CallResult) -> Reply:
+        reply = Reply.from_call(result)
+        if not reply.detail:
+            return reply
+        return Reply(reply.data, reply.latency_s, reply.fault, self.scrub(reply.detail))
+
     def describe(self, deadline_s: float) -> Reply:
-        return Reply.from_call(self.client.get("/", deadline_s))
+        return self._reply(self.client.get("/", deadline_s))
 
     def start(self, info: dict[str, Any], deadline_s: float) -> Reply:
-        return Reply.from_call(self.client.call("/start", info, deadline_s))
+        return self._reply(self.client.call("/start", info, deadline_s))
 
     def move(self, request: dict[str, Any], deadline_s: float) -> Reply:
-        return Reply.from_call(self.client.call("/move", request, deadline_s))
+        return self._reply(self.client.call("/move", request, deadline_s))
 
     def end(self, info: dict[str, Any], deadline_s: float) -> Reply:
-        return Reply.from_call(self.client.call("/end", info, deadline_s))
+        return self._reply(self.client.call("/end", info, deadline_s))
 
     def close(self) -> None:
         self.client.close()
 
     def __repr__(self) -> str:
-        return f"HttpPlayer({self.url!r})"
+        return f"HttpPlayer(label={self.label!r})"  # no URL: reprs end up in logs
 
 
 Choose = Callable[[dict[str, Any]], Any]
@@ -147,8 +175,10 @@ class LocalPlayer(Player):
         version: str = "",
         on_start: Hook | None = None,
         on_end: Hook | None = None,
+        label: str | None = None,
     ) -> None:
         self.choose = choose
+        self.label = label
         self.name, self.author, self.version = name, author, version
         self.on_start, self.on_end = on_start, on_end
 

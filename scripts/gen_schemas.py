@@ -533,7 +533,7 @@ deal_tail = {
         "description": "Match totals after this deal.",
     },
 }
-seat_id = {
+seat_v1 = {
     "type": "object",
     "required": ["seat", "name", "author", "version", "url"],
     "additionalProperties": False,
@@ -543,6 +543,21 @@ seat_id = {
         "author": {"type": "string"},
         "version": {"type": "string"},
         "url": {"type": ["string", "null"]},
+    },
+}
+seat_v2 = {
+    "type": "object",
+    "required": ["seat", "player", "name", "author", "version"],
+    "additionalProperties": False,
+    "properties": {
+        "seat": {"$ref": "#/$defs/seat"},
+        "player": {
+            "type": ["string", "null"],
+            "description": "The caller's id for the seat's player (the arena writes \"bot:<id>\"); never a URL.",
+        },
+        "name": {"type": "string", "description": "As the bot described itself on GET /."},
+        "author": {"type": "string"},
+        "version": {"type": "string"},
     },
 }
 limits = {
@@ -556,18 +571,19 @@ limits = {
         "call_deadline_ms": NN,
     },
 }
-header = {
-    "format": {"const": "bigtwo-match-log"},
-    "version": {"const": 1},
-    "protocol": {"const": 1},
-    "engine": {"type": "string", "description": "Version of the engine that wrote the log."},
-    "match_id": {"type": "string"},
-    "rules": {"$ref": "#/$defs/rules"},
-    "seed": {**NN, "description": "Match seed; deal i's seed is derived from it (docs/logs.md)."},
-    "deals_planned": {"type": "integer", "minimum": 1},
-    "limits": limits,
-    "seats": {"type": "array", "items": seat_id},
-}
+def header_for(version, seat_id):
+    return {
+        "format": {"const": "bigtwo-match-log"},
+        "version": {"const": version},
+        "protocol": {"const": 1},
+        "engine": {"type": "string", "description": "Version of the engine that wrote the log."},
+        "match_id": {"type": "string"},
+        "rules": {"$ref": "#/$defs/rules"},
+        "seed": {**NN, "description": "Match seed; deal i's seed is derived from it (docs/logs.md)."},
+        "deals_planned": {"type": "integer", "minimum": 1},
+        "limits": limits,
+        "seats": {"type": "array", "items": seat_id},
+    }
 
 
 def obj(props, required=None):
@@ -640,43 +656,47 @@ result = {
 deal_doc = obj(
     {**deal_head, "turns": {"type": "array", "items": {"$ref": "#/$defs/turn_record"}}, **deal_tail}
 )
-document = obj({**header, "deals": {"type": "array", "items": deal_doc}, "result": obj(result)})
 
 
 def line(kind, props):
     return obj({"type": {"const": kind}, **props})
 
 
-lines = {
-    "oneOf": [
-        line("header", header),
-        line("deal", deal_head),
-        {
-            "allOf": [{"$ref": "#/$defs/turn_record"}],
-            "properties": {"type": {"const": "turn"}},
-            "required": ["type"],
+def log_schema_for(version, seat_id, note):
+    header = header_for(version, seat_id)
+    document = obj({**header, "deals": {"type": "array", "items": deal_doc}, "result": obj(result)})
+    lines = {
+        "oneOf": [
+            line("header", header),
+            line("deal", deal_head),
+            # the turn line is a turn record plus "type" (additionalProperties is closed)
+            line("turn", turn_rec["properties"]),
+            line("deal_end", {"deal": NN, **deal_tail}),
+            line("match_end", result),
+        ]
+    }
+    schema = {
+        "$schema": D,
+        "$id": BASE + f"log-v{version}.json",
+        "title": f"Big Two match log, format v{version}",
+        "description": "A match log: the JSON form (one document), or one line of the JSON Lines form (see docs/logs.md). "
+        + note,
+        "oneOf": [{"$ref": "#/$defs/document"}, {"$ref": "#/$defs/line"}],
+        "$defs": {
+            "document": document,
+            "line": lines,
+            "turn_record": turn_rec,
+            **defs("card", "cards", "move_id", "seat", "options", "rules", "outcome"),
         },
-        line("deal_end", {"deal": NN, **deal_tail}),
-        line("match_end", result),
-    ]
-}
-# the turn line is a turn record plus "type": build it explicitly (additionalProperties is closed)
-lines["oneOf"][2] = line("turn", turn_rec["properties"])
-log_schema = {
-    "$schema": D,
-    "$id": BASE + "log-v1.json",
-    "title": "Big Two match log, format v1",
-    "description": "A match log: the JSON form (one document), or one line of the JSON Lines form (see docs/logs.md).",
-    "oneOf": [{"$ref": "#/$defs/document"}, {"$ref": "#/$defs/line"}],
-    "$defs": {
-        "document": document,
-        "line": lines,
-        "turn_record": turn_rec,
-        **defs("card", "cards", "move_id", "seat", "options", "rules", "outcome"),
-    },
-}
-log_schema["$defs"]["outcome"] = opened(log_schema["$defs"]["outcome"])
-SCHEMAS["log-v1"] = log_schema
+    }
+    schema["$defs"]["outcome"] = opened(schema["$defs"]["outcome"])
+    return schema
+
+
+SCHEMAS["log-v1"] = log_schema_for(
+    1, seat_v1, "Superseded by v2 (seats named by player id, never by URL); still read by verify."
+)
+SCHEMAS["log-v2"] = log_schema_for(2, seat_v2, "Seats are named by the caller's player id, never by URL.")
 
 
 def render(schema: Any) -> str:

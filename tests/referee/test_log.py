@@ -18,10 +18,10 @@ from referee.cards import card_text, parse_mask
 from referee.match import Limits, MatchRecord, run_match
 from referee.players import LocalPlayer, Player
 
-SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[2] / "referee" / "schemas" / "log-v1.json").read_text()
-)
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "referee" / "schemas"
+SCHEMA = json.loads((SCHEMA_DIR / "log-v2.json").read_text())
 VALIDATOR = Draft202012Validator(SCHEMA)
+V1_VALIDATOR = Draft202012Validator(json.loads((SCHEMA_DIR / "log-v1.json").read_text()))
 
 
 def first(request: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def test_schema_rejects_a_broken_log(doc: dict[str, Any]) -> None:
 
 
 def test_log_contents(doc: dict[str, Any], record: MatchRecord) -> None:
-    assert doc["format"] == "bigtwo-match-log" and doc["version"] == 1
+    assert doc["format"] == "bigtwo-match-log" and doc["version"] == 2
     assert doc["protocol"] == 1 and doc["engine"]
     assert doc["rules"]["options"] == find_ruleset("standard").options()
     assert [s["name"] for s in doc["seats"]] == ["rnd1", "faulty", "first", "rnd2"]
@@ -122,6 +122,45 @@ def test_log_contents(doc: dict[str, Any], record: MatchRecord) -> None:
     hands = doc["deals"][0]["hands"]
     assert sorted(c for h in hands for c in h) == sorted(card_text(c) for c in range(52))
     assert doc["result"]["standings"][-1]["forfeited"]
+
+
+def as_v1(doc: dict[str, Any], urls: list[str | None]) -> dict[str, Any]:
+    """The same match as the v1 format wrote it: seats with ``url``, no ``player``."""
+    old = copy.deepcopy(doc)
+    old["version"] = 1
+    old["seats"] = [{"seat": s["seat"], "name": s["name"], "author": s["author"],
+                     "version": s["version"], "url": u}
+                    for s, u in zip(old["seats"], urls, strict=True)]
+    return old
+
+
+def test_v2_seats_carry_the_player_label_and_no_url() -> None:
+    rules = find_ruleset("standard")
+    players: list[Player] = [LocalPlayer(first, name=f"p{i}", label=f"bot:{i + 10}")
+                             for i in range(rules.players)]
+    doc = mlog.to_document(run_match(rules, players, 5, 1))
+    assert [s["player"] for s in doc["seats"]] == ["bot:10", "bot:11", "bot:12", "bot:13"]
+    assert all(set(s) == {"seat", "player", "name", "author", "version"} for s in doc["seats"])
+    VALIDATOR.validate(doc)
+    assert not V1_VALIDATOR.is_valid(doc)
+
+
+def test_v1_logs_still_verify(doc: dict[str, Any], tmp_path: Path) -> None:
+    old = as_v1(doc, ["https://bots.example/s3cr3t-path", None, None, "http://x.example/"])
+    V1_VALIDATOR.validate(old)
+    for line in mlog.to_lines(old):
+        V1_VALIDATOR.validate(line)
+    assert not VALIDATOR.is_valid(old)
+    verdict = mlog.verify(old)
+    assert verdict.ok, str(verdict)
+    for name in ("old.json", "old.jsonl"):
+        mlog.write(old, tmp_path / name)
+        assert mlog.verify(mlog.read(tmp_path / name)).ok
+    # A v1 log is still checked as strictly as a v2 one.
+    bad = copy.deepcopy(old)
+    bad["deals"][0]["turns"][3]["legal"] += 1
+    v = mlog.verify(bad)
+    assert not v.ok and (v.deal, v.turn) == (0, 3)
 
 
 @pytest.mark.parametrize("name", preset_names())
@@ -262,9 +301,10 @@ def test_malformed_logs_are_reported_not_raised(doc: dict[str, Any]) -> None:
     del bad["deals"][0]["turns"][2]["legal"]
     v = mlog.verify(bad)
     assert not v.ok and (v.deal, v.turn) == (0, 2) and "malformed" in v.problem
-    bad = tampered(doc)
-    bad["version"] = 2
-    assert "version" in mlog.verify(bad).problem
+    for version in (3, 0, True, "2", None):
+        bad = tampered(doc)
+        bad["version"] = version
+        assert "version" in mlog.verify(bad).problem
     bad = tampered(doc)
     bad["rules"]["options"]["players"] = 9
     assert not mlog.verify(bad).ok

@@ -69,7 +69,7 @@ def test_full_match_between_four_http_bots() -> None:
     assert all(d.outcome is not None for d in rec.deals)
     assert rec.strikes == [] and rec.forfeits == [] and rec.notes == []
     assert [s.name for s in rec.seats] == ["bot0", "bot1", "bot2", "cards"]
-    assert all(s.url == b.url for s, b in zip(rec.seats, bots, strict=True))
+    assert [s.player for s in rec.seats] == [None] * 4  # no label given; never the URL
     assert sum(rec.totals) == sum(sum(d.outcome.scores) for d in rec.deals if d.outcome)
     for seat, bot in enumerate(bots):
         assert bot.describes == 1 and len(bot.starts) == 1 and len(bot.ends) == 1
@@ -303,7 +303,7 @@ def test_courtesy_call_failures_are_notes_not_strikes() -> None:
             close_all(players)
     assert rec.strikes == []
     assert [(n.seat, n.call, n.fault) for n in rec.notes] == [(0, "describe", "bad_description")]
-    assert rec.seats[0] == BotIdentity(0, "seat 0", url=bad_info.url)
+    assert rec.seats[0] == BotIdentity(0, "seat 0", player=None)
 
 
 def test_run_match_rejects_wrong_player_count() -> None:

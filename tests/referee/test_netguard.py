@@ -214,7 +214,7 @@ REFUSED_URLS: dict[str, Fault] = {
     "http://public.example:8o/": BAD,
     "http://public.example:80:80/": BAD,
     "http://public.example:+80/": BAD,
-    "http://public.example/?q=1": BAD,
+    "http://public.example/?q=%zz": BAD,
     "http://public.example/#x": BAD,
     "ftp://public.example/": BAD,
     "file:///etc/passwd": BAD,
@@ -252,6 +252,13 @@ def test_literal_spellings_are_refused_at_registration(url: str) -> None:
 def test_bad_forms_are_bad_url(url: str) -> None:
     with pytest.raises(BadUrlError):
         parse_target(url)
+
+
+def test_a_query_in_the_base_url_is_kept_after_the_call_path() -> None:
+    target = parse_target("https://Bots.Example/s3cr3t-path/?key=hunter2&x=1")
+    assert (target.base_path, target.query) == ("/s3cr3t-path", "key=hunter2&x=1")
+    assert target.url("/move") == "https://bots.example/s3cr3t-path/move?key=hunter2&x=1"
+    assert parse_target("http://public.example/").url("move") == "http://public.example/move"
 
 
 def test_refused_hostnames_are_never_handed_to_the_system_resolver(

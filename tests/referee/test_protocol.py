@@ -38,7 +38,7 @@ def validator(name: str) -> Draft202012Validator:
 
 def test_schema_files_are_valid_schemas() -> None:
     assert set(SCHEMAS) == {"describe-answer", "start-request", "move-request", "move-answer",
-                            "end-request", "log-v1"}
+                            "end-request", "log-v1", "log-v2"}
     for schema in SCHEMAS.values():
         Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
