@@ -333,9 +333,7 @@ class _Replay:
             raise self.bad(f"rule set is invalid: {'; '.join(rules.problems())}")
         n = rules.players
         seats = [
-            BotIdentity(
-                s["seat"], s["name"], s["author"], s["version"], s["player"] if version > 1 else None
-            )
+            BotIdentity(s["seat"], s["name"], s["author"], s["version"], s.get("player"))
             for s in doc["seats"]
         ]
         if len(seats) != n or [s.seat for s in seats] != list(range(n)):

@@ -27,6 +27,7 @@ What is removed from a text:
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -74,7 +75,7 @@ class UrlRedactor:
         fragments: set[str] = set()
         for url in urls:
             if url:
-                fragments |= self._fragments(url)
+                fragments |= self._url_parts(url)
         # Longest first, so a whole URL goes before its host and path.
         self._fragments = sorted((f for f in fragments if f), key=len, reverse=True)
         self._pattern = (
@@ -84,7 +85,7 @@ class UrlRedactor:
         )
 
     @staticmethod
-    def _fragments(url: str) -> set[str]:
+    def _url_parts(url: str) -> set[str]:
         out = {url, url.rstrip("/")}
         try:
             parts = urlsplit(url)
@@ -98,10 +99,8 @@ class UrlRedactor:
         if host:
             out.add(host)
             out.add(f"[{host}]")
-            try:
+            with contextlib.suppress(UnicodeError):
                 out.add(host.encode("idna").decode("ascii"))
-            except UnicodeError:
-                pass
             if port is not None:
                 out.add(f"{host}:{port}")
                 out.add(f"[{host}]:{port}")
