@@ -50,6 +50,7 @@ from .models import (
 )
 from .openapi import openapi_document
 from .security import bearer_token, hash_token, is_admin, new_token, token_matches
+from .signing import bot_secret, rotate, secret_bytes
 from .storage import session
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -231,7 +232,8 @@ def create_bot() -> tuple[Response, int]:
         raise ApiError(409, "name_taken", f"a bot called {name!r} exists already") from None
     body = {"bot": bot_json(bot, private=True), "token": token,
             "token_note": "keep this token: it is shown only now, and it is needed to "
-                          "change, pause or delete the bot"}
+                          "change, pause or delete the bot",
+            **signing_secret_fields(bot)}
     resp = jsonify(body)
     resp.headers["Location"] = url_for("api.show_bot", bot_id=bot.id)
     resp.headers["Cache-Control"] = "no-store"
@@ -278,8 +280,9 @@ def update_bot(bot_id: int) -> Response:
         problem = bot_service.url_problem(app, url)
         if problem:
             raise ApiError(422, "url_refused", problem)
+        secret = secret_bytes(app, bot)
         s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
-        result = bot_service.run_health_check(app, url)
+        result = bot_service.run_health_check(app, url, secret=secret)
         if not result.ok:
             raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
                            health=result.to_json())
@@ -302,6 +305,35 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
     bot.updated_at = bot.deleted_at
     session().commit()
     return "", 204
+
+
+def signing_secret_fields(bot: Bot) -> dict[str, Any]:
+    """The bot's current signing secret, for the two answers that show it (creation and
+    rotation); ``arena.signing`` derives it, nothing stores it."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    return {"signing_secret": bot_secret(app, bot),
+            "signing_generation": bot.signing_generation,
+            "signing_note": "keep this secret: it is shown only now.  Every request the "
+                            "arena sends your bot carries X-BigTwo-Timestamp and "
+                            "X-BigTwo-Signature = sha256=HMAC-SHA256(secret, timestamp + "
+                            "'.' + body); see docs/protocol.md.  Rotate it with POST "
+                            f"/api/bots/{bot.id}/signing-secret."}
+
+
+@bp.post("/bots/<id:bot_id>/signing-secret")
+def rotate_signing_secret(bot_id: int) -> Response:
+    """A new signing secret, shown once; the old one stops working for every match and
+    health check that starts from now on (a match already running finishes with it)."""
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    if request.get_data():
+        check_fields(json_object(), set())
+    rotate(current_app._get_current_object(), bot)  # type: ignore[attr-defined]
+    bot.updated_at = utcnow()
+    session().commit()
+    resp = jsonify({"bot_id": bot.id, **signing_secret_fields(bot)})
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 @bp.get("/bots/<id:bot_id>/versions")

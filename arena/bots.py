@@ -45,10 +45,13 @@ def url_problem(app: Flask, url: str) -> str | None:
     return None
 
 
-def run_health_check(app: Flask, url: str) -> HealthResult:
+def run_health_check(app: Flask, url: str, *, secret: bytes | None = None) -> HealthResult:
+    """Check ``url``; ``secret`` (the bot's, :func:`arena.signing.secret_bytes`) signs the
+    requests.  The reason is already scrubbed of the URL (``referee.redact``)."""
     return health_check(
         url,
         policy(app),
+        secret=secret,
         deadline_ms=int(app.config["HEALTH_DEADLINE_MS"]),
         describe_deadline_ms=int(app.config["HEALTH_DESCRIBE_DEADLINE_MS"]),
     )

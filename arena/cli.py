@@ -161,7 +161,7 @@ def show_config() -> None:
 
     app = _app()
     docs = setting_docs()
-    secret = {"SECRET_KEY", "TOKEN_PEPPER", "ADMIN_TOKEN"}
+    secret = {"SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN"}
     for name in default_settings():
         value = app.config[name]
         shown = "(set)" if name in secret and value else repr(value)

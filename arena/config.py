@@ -47,6 +47,10 @@ class Defaults:
     TOKEN_PEPPER: str = ""
     """Key of the HMAC-SHA256 that bot owner tokens are stored under.  Empty: SECRET_KEY.
     Changing it invalidates every owner token."""
+    SIGNING_KEY: str = ""
+    """Key that every bot's request-signing secret is derived from (``arena.signing``).
+    Empty: SECRET_KEY.  Changing it changes every bot's secret at once (owners must rotate
+    to learn the new one), so give it a value of its own and keep it."""
     ADMIN_TOKEN: str = ""
     """Bearer token of the operator (creates matches, runs ladder rounds).  Empty: the admin
     API is disabled."""

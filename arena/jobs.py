@@ -39,11 +39,13 @@ from referee import log as match_log
 from referee.match import MatchRecord, TurnRecord, run_match
 from referee.netguard import NetPolicy
 from referee.players import HttpPlayer
+from referee.redact import scrub_generic
 
 from .bots import record_health, run_health_check
 from .matches import lease_deadline, limits_of
 from .models import Bot, Match, MatchResult, MatchSeat, utcnow
 from .ratings import Placement, apply_result, lock_family
+from .signing import secret_bytes
 from .storage import get_db
 
 log = logging.getLogger(__name__)
@@ -171,7 +173,7 @@ def run_match_job(app: Flask, match_id: int) -> str:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
         return "lease lost"
     except Exception as exc:
-        release(app, match_id, token, f"{type(exc).__name__}: {exc}")
+        release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
         raise
 
 
@@ -183,11 +185,16 @@ def play(app: Flask, match_id: int, hb: Heartbeat) -> MatchRecord:
         seats = s.scalars(
             select(MatchSeat).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
         ).all()
-        urls = [seat.bot_version.url for seat in seats]
+        # Each seat: the URL of the version that sits there, the bot's current signing
+        # secret (a rotation takes effect from the next match), and the label the log names
+        # the seat by: the bot's id, never its URL.
+        sitting = [(seat.bot_version.url, secret_bytes(app, seat.bot), f"bot:{seat.bot_id}")
+                   for seat in seats]
         rules = find_ruleset(match.ruleset)
         seed, deals, limits = match.seed, match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
-    players = [HttpPlayer(url, policy=policy) for url in urls]
+    players = [HttpPlayer(url, secret=secret, policy=policy, label=label)
+               for url, secret, label in sitting]
 
     def on_turn(turn: TurnRecord) -> None:
         if hb.lost.is_set():
@@ -310,8 +317,8 @@ def check_bot(bot_id: int) -> str:
             bot = s.get(Bot, bot_id)
             if bot is None or bot.deleted_at is not None:
                 return "no such bot"
-            url = bot.url
-        result = run_health_check(app, url)
+            url, secret = bot.url, secret_bytes(app, bot)
+        result = run_health_check(app, url, secret=secret)
         with db.begin() as s:
             bot = s.get(Bot, bot_id, with_for_update=True)
             if bot is None or bot.url != url:

@@ -93,6 +93,9 @@ class Bot(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     token_hash: Mapped[str] = mapped_column(String(64))
     """HMAC-SHA256 of the owner token under the server pepper (hex)."""
+    signing_generation: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    """Generation of the request-signing secret; the secret itself is derived from it and
+    the server's SIGNING_KEY, never stored (see :mod:`arena.signing`)."""
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None)
@@ -234,7 +237,8 @@ class MatchResult(Base):
     totals: Mapped[dict[str, Any]] = mapped_column()
     """``{"totals": [...], "strikes": [...], "forfeits": [...], "notes": [...]}``."""
     log_gz: Mapped[bytes] = deferred(mapped_column(LargeBinary, nullable=False))
-    """The match log v1 (JSON, gzip-compressed)."""
+    """The match log (JSON, gzip-compressed): v2 since migration 0005, which also removed the
+    URLs from the v1 logs stored before it."""
 
     match: Mapped[Match] = relationship(back_populates="result")
 

@@ -19,8 +19,13 @@ Endpoints served:
 * ``POST /move`` calls ``choose`` and answers ``{"move": id, "turn": turn}`` (plus ``say``
   when ``choose`` returns ``(id, say)``).
 * Anything else is ``404``; a body that is not a JSON object (or a ``/move`` body without a
-  ``legal_moves`` list) is ``400`` with ``{"error": ...}``; a wrong or missing signature, when
-  a secret is configured, is ``401``.
+  ``legal_moves`` list) is ``400`` with ``{"error": ...}``; a missing, wrong or stale
+  signature, when a secret is configured, is ``401`` with ``{"error", "reason"}``.
+* With ``path_prefix`` (``--path-prefix /s3cr3t-path``) the endpoints live under that prefix
+  (``/s3cr3t-path/move``) and everything else is ``404``: register
+  ``https://host/s3cr3t-path`` and keep the URL to yourself (the arena never shows it to
+  anyone but you).  A query in the registered URL (``?key=...``) is sent with every request
+  and ignored here.
 
 **When ``choose`` fails.**  A bug in ``choose`` (an exception, or an answer that is not one of
 the listed ids) must not cost the match: the server logs the traceback to stderr and answers
@@ -28,10 +33,15 @@ the *first listed legal move*, with ``"say": "fallback: ..."``.  A legal move is
 better than a 500, which the referee would count as a fault and replace with its own
 fallback anyway.  The server itself keeps running.
 
-**Signatures.**  With ``--secret`` (or the ``BIGTWO_BOT_SECRET`` environment variable), every
-request must carry ``X-BigTwo-Timestamp`` (unix seconds) and ``X-BigTwo-Signature:
-sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`` with the timestamp within 300 s of
-the bot's clock.
+**Signatures.**  Given the signing secret the arena issued for the bot (``--secret`` or the
+``BIGTWO_SECRET`` environment variable; ``BIGTWO_BOT_SECRET`` is still read), the server
+verifies every request by default: it must carry ``X-BigTwo-Timestamp`` (unix seconds) and
+``X-BigTwo-Signature: sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`` with the
+timestamp within 300 s of the bot's clock, or it is refused with ``401``.  The secret's
+characters themselves are the HMAC key.  Several secrets separated by commas
+(``BIGTWO_SECRET=new,old``) are all accepted: that is how a bot switches after the owner
+rotated the secret without refusing a request signed with the old one.  Without a secret
+nothing is checked.
 
 **Latency.**  HTTP/1.1 keep-alive (one connection per referee, reused every turn), Nagle's
 algorithm off, ``Content-Length`` on every answer, and one thread per connection.
@@ -69,7 +79,10 @@ MAX_SKEW_S = 300
 """Signed requests whose timestamp is further than this from our clock are refused."""
 IDLE_TIMEOUT_S = 120
 """A keep-alive connection idle this long is closed (the referee reconnects)."""
-SECRET_ENV = "BIGTWO_BOT_SECRET"
+SECRET_ENV = "BIGTWO_SECRET"
+"""Environment variable holding the signing secret (several: comma-separated)."""
+LEGACY_SECRET_ENV = "BIGTWO_BOT_SECRET"
+"""Older name of :data:`SECRET_ENV`, read when it is not set."""
 SIGNATURE_HEADER = "X-BigTwo-Signature"
 TIMESTAMP_HEADER = "X-BigTwo-Timestamp"
 
@@ -169,19 +182,66 @@ def sign(secret: bytes, timestamp: int | str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def signature_ok(
-    secret: bytes, timestamp: str | None, body: bytes, header: str | None, now: float | None = None
-) -> bool:
-    """Whether the signature headers of a request are valid and fresh."""
+def parse_secrets(value: bytes | str | Sequence[bytes | str] | None) -> list[bytes]:
+    """The HMAC keys a secret setting names: one secret, a comma-separated list, or a list."""
+    if value is None:
+        return []
+    items: Sequence[bytes | str]
+    if isinstance(value, bytes):
+        items = value.split(b",")
+    elif isinstance(value, str):
+        items = value.split(",")
+    else:
+        items = value
+    keys = [i.strip().encode("utf-8") if isinstance(i, str) else i.strip() for i in items]
+    return [k for k in keys if k]
+
+
+def signature_problem(
+    secrets: bytes | Sequence[bytes],
+    timestamp: str | None,
+    body: bytes,
+    header: str | None,
+    now: float | None = None,
+) -> tuple[str, str] | None:
+    """Why a request's signature headers are not acceptable, as ``(reason, message)``, or
+    None when they are valid under one of ``secrets`` and fresh."""
+    keys = [secrets] if isinstance(secrets, bytes) else list(secrets)
     if not timestamp or not header:
-        return False
+        missing = " and ".join(
+            h for h, v in ((TIMESTAMP_HEADER, timestamp), (SIGNATURE_HEADER, header)) if not v
+        )
+        return "signature_missing", f"this bot only answers signed requests: {missing} missing"
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
-        return False
+        return "bad_timestamp", f"{TIMESTAMP_HEADER} must be unix seconds (a decimal integer)"
     current = time.time() if now is None else now
-    if abs(current - int(timestamp)) > MAX_SKEW_S:
-        return False
-    expected = sign(secret, timestamp, body).encode("ascii")
-    return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
+    skew = current - int(timestamp)
+    if abs(skew) > MAX_SKEW_S:
+        return "stale_timestamp", (
+            f"{TIMESTAMP_HEADER} is {abs(skew):.0f} s {'behind' if skew > 0 else 'ahead of'} "
+            f"this bot's clock (at most {MAX_SKEW_S} s accepted): a replayed request, or a "
+            "clock that needs fixing"
+        )
+    sent = header.strip().encode("utf-8", "replace")
+    for key in keys:
+        if hmac.compare_digest(sign(key, timestamp, body).encode("ascii"), sent):
+            return None
+    return "bad_signature", (
+        f"{SIGNATURE_HEADER} does not match: the request was not signed with this bot's "
+        "secret (rotated? set the new one) or was changed on the way"
+    )
+
+
+def signature_ok(
+    secret: bytes | Sequence[bytes],
+    timestamp: str | None,
+    body: bytes,
+    header: str | None,
+    now: float | None = None,
+) -> bool:
+    """Whether the signature headers of a request are valid (under one of the secrets) and
+    fresh."""
+    return signature_problem(secret, timestamp, body, header, now) is None
 
 
 # --------------------------------------------------------------------------- server
@@ -199,14 +259,16 @@ class BotServer(ThreadingHTTPServer):
         choose: Choose,
         info: dict[str, Any],
         *,
-        secret: bytes | None = None,
+        secret: bytes | Sequence[bytes] | None = None,
         on_start: Hook | None = None,
         on_end: Hook | None = None,
         verbose: bool = False,
+        path_prefix: str = "",
     ) -> None:
         self.choose = choose
         self.info = {"protocol": PROTOCOL, **info}
-        self.secret = secret
+        self.secrets = parse_secrets(secret)
+        self.path_prefix = "/" + path_prefix.strip("/") if path_prefix.strip("/") else ""
         self.on_start = on_start
         self.on_end = on_end
         self.verbose = verbose
@@ -215,7 +277,7 @@ class BotServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host}:{port}{self.path_prefix}"
 
 
 class BotHandler(BaseHTTPRequestHandler):
@@ -262,28 +324,45 @@ class BotHandler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length) if length else b""
 
-    def _authorised(self, body: bytes) -> bool:
-        secret = self.server.secret
-        if secret is None:
-            return True
-        ok = signature_ok(
-            secret, self.headers.get(TIMESTAMP_HEADER), body, self.headers.get(SIGNATURE_HEADER)
+    def _problem(self, body: bytes) -> tuple[str, str] | None:
+        if not self.server.secrets:
+            return None
+        return signature_problem(
+            self.server.secrets,
+            self.headers.get(TIMESTAMP_HEADER),
+            body,
+            self.headers.get(SIGNATURE_HEADER),
         )
-        if not ok:
-            self._error(401, "missing or bad request signature")
-        return ok
+
+    def _authorised(self, body: bytes) -> bool:
+        problem = self._problem(body)
+        if problem is not None:
+            reason, message = problem
+            self._send(401, {"error": message, "reason": reason})
+        return problem is None
+
+    def _endpoint(self) -> str | None:
+        """The protocol path asked for (``/``, ``/move``, ...), or None outside the prefix."""
+        path = self.path.split("?", 1)[0]
+        prefix = self.server.path_prefix
+        if not prefix:
+            return path
+        if path == prefix:
+            return "/"
+        return path[len(prefix) :] if path.startswith(prefix + "/") else None
 
     # -- verbs ------------------------------------------------------------------------
     def do_GET(self) -> None:
         if not self._authorised(b""):
             return
-        if self.path.split("?", 1)[0] != "/":
+        if self._endpoint() != "/":
             self._error(404, "not found")
             return
         self._send(200, self.server.info)
 
     def do_HEAD(self) -> None:
-        self.send_response(200 if self.path == "/" else 404)
+        status = 401 if self._problem(b"") else 200 if self._endpoint() == "/" else 404
+        self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -291,7 +370,7 @@ class BotHandler(BaseHTTPRequestHandler):
         body = self._read_body()
         if body is None or not self._authorised(body):
             return
-        path = self.path.split("?", 1)[0]
+        path = self._endpoint()
         if path not in ("/start", "/move", "/end"):
             self._error(404, "not found")
             return
@@ -359,23 +438,27 @@ def make_server(
     version: str = "1",
     host: str = "127.0.0.1",
     port: int = 0,
-    secret: bytes | str | None = None,
+    secret: bytes | str | Sequence[bytes | str] | None = None,
     on_start: Hook | None = None,
     on_end: Hook | None = None,
     verbose: bool = False,
+    path_prefix: str = "",
 ) -> BotServer:
-    """A bound (not yet serving) bot server; ``port=0`` picks a free port (see ``.url``)."""
-    if isinstance(secret, str):
-        secret = secret.encode("utf-8")
+    """A bound (not yet serving) bot server; ``port=0`` picks a free port (see ``.url``).
+
+    ``secret``: the arena's signing secret for this bot (or several, comma-separated or as a
+    list); when given, every request is verified and refused with 401 if it is not signed
+    with one of them.  ``path_prefix``: serve the endpoints under this path only."""
     info = {"name": name, "author": author, "version": version}
     return BotServer(
         (host, port),
         choose,
         info,
-        secret=secret or None,
+        secret=parse_secrets(secret) or None,
         on_start=on_start,
         on_end=on_end,
         verbose=verbose,
+        path_prefix=path_prefix,
     )
 
 
@@ -398,14 +481,21 @@ def run(
     on_start: Hook | None = None,
     on_end: Hook | None = None,
 ) -> None:
-    """Parse ``--host``, ``--port``, ``--secret``, ``--verbose`` and serve until interrupted."""
+    """Parse ``--host``, ``--port``, ``--secret``, ``--path-prefix``, ``--verbose`` and serve
+    until interrupted."""
     ap = argparse.ArgumentParser(prog=name, description=f"Big Two bot {name!r} (protocol v1)")
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on")
     ap.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free)")
     ap.add_argument(
         "--secret",
-        default=os.environ.get(SECRET_ENV),
-        help=f"shared secret for request signatures (default: ${SECRET_ENV}; none: unsigned)",
+        default=os.environ.get(SECRET_ENV) or os.environ.get(LEGACY_SECRET_ENV),
+        help=f"the arena's signing secret for this bot; requests not signed with it get 401 "
+        f"(several: comma-separated; default: ${SECRET_ENV}; none: nothing is checked)",
+    )
+    ap.add_argument(
+        "--path-prefix",
+        default="",
+        help="serve the endpoints under this path only (e.g. a secret /s3cr3t-path)",
     )
     ap.add_argument("--verbose", action="store_true", help="log every request")
     args = ap.parse_args(argv)
@@ -420,8 +510,10 @@ def run(
         on_start=on_start,
         on_end=on_end,
         verbose=args.verbose,
+        path_prefix=args.path_prefix,
     )
-    print(f"{name} listening on {server.url}", file=sys.stderr, flush=True)
+    checking = "verifying signatures" if server.secrets else "not checking signatures"
+    print(f"{name} listening on {server.url} ({checking})", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -437,10 +529,12 @@ __all__ = [
     "answer_for",
     "legal_ids",
     "make_server",
+    "parse_secrets",
     "rank",
     "rule_options",
     "run",
     "serve_in_thread",
     "sign",
     "signature_ok",
+    "signature_problem",
 ]

@@ -188,6 +188,55 @@ def test_bad_signatures_are_401(serve: Any, make_headers: Any) -> None:
     assert client.request("POST", "/start", b"{}", make_headers())[0] == 401
 
 
+@pytest.mark.parametrize(
+    ("make_headers", "reason", "words"),
+    [
+        (dict, "signature_missing", "X-BigTwo-Timestamp and X-BigTwo-Signature missing"),
+        (lambda: {"X-BigTwo-Timestamp": str(int(time.time()))}, "signature_missing",
+         "X-BigTwo-Signature missing"),
+        (lambda: signed(b"{}", secret=b"other"), "bad_signature", "not signed with this bot"),
+        (lambda: signed(b"{}", ts=int(time.time()) - 1000), "stale_timestamp", "behind"),
+        (lambda: signed(b"{}", ts=int(time.time()) + 1000), "stale_timestamp", "ahead of"),
+        (lambda: {"X-BigTwo-Timestamp": "-5", "X-BigTwo-Signature": "sha256=00"},
+         "bad_timestamp", "unix seconds"),
+    ],
+    ids=["nothing", "no-signature", "wrong-secret", "stale", "future", "bad-timestamp"],
+)
+def test_refusals_say_why_in_json(serve: Any, make_headers: Any, reason: str,
+                                  words: str) -> None:
+    _, client = serve(first, secret=SECRET)
+    status, headers, body = client.request("POST", "/start", b"{}", make_headers())
+    assert status == 401 and headers["content-type"] == "application/json"
+    assert body["reason"] == reason and words in body["error"], body
+    status, _, body = client.request("GET", "/", None, make_headers())
+    assert status == 401 and body["reason"] == reason
+
+
+def test_several_secrets_are_accepted_while_switching(serve: Any) -> None:
+    _, client = serve(first, secret="new-secret,old-secret")
+    for key in (b"new-secret", b"old-secret"):
+        assert client.request("POST", "/start", b"{}", signed(b"{}", secret=key))[0] == 200
+    assert client.request("POST", "/start", b"{}", signed(b"{}", secret=b"third"))[0] == 401
+    _, client = serve(first, secret=[b"a-secret", "b-secret"])
+    assert client.request("POST", "/start", b"{}", signed(b"{}", secret=b"b-secret"))[0] == 200
+
+
+def test_no_secret_means_nothing_is_checked(serve: Any) -> None:
+    _, client = serve(first, secret="")
+    assert client.request("POST", "/start", b"{}")[0] == 200
+    assert client.request("POST", "/start", b"{}", signed(b"{}", secret=b"whatever"))[0] == 200
+
+
+def test_a_path_prefix_hides_the_endpoints(serve: Any) -> None:
+    server, client = serve(first, path_prefix="/s3cr3t-path/")
+    assert server.url.endswith("/s3cr3t-path")
+    assert client.request("GET", "/s3cr3t-path?key=k")[0] == 200
+    assert client.post("/s3cr3t-path/move?key=k", MOVE)[0] == 200
+    assert client.request("GET", "/")[0] == 404
+    for path in ("/move", "/s3cr3t-pathmove", "/other/move"):
+        assert client.post(path, MOVE)[0] == 404, path
+
+
 def test_signature_matches_the_referee() -> None:
     from referee.httpbot import sign as referee_sign
     from referee.httpbot import verify_signature
@@ -221,9 +270,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_bot_runs_as_a_module_with_port_and_secret_env() -> None:
+@pytest.mark.parametrize("variable", ["BIGTWO_SECRET", "BIGTWO_BOT_SECRET"])
+def test_bot_runs_as_a_module_with_port_and_secret_env(variable: str) -> None:
     port = free_port()
-    env = {**os.environ, "BIGTWO_BOT_SECRET": SECRET.decode()}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_")}
+    env[variable] = SECRET.decode()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sample_bots.greedy_bot", "--port", str(port)],
         cwd=ROOT,
@@ -234,7 +285,7 @@ def test_bot_runs_as_a_module_with_port_and_secret_env() -> None:
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
-        assert f"127.0.0.1:{port}" in line
+        assert f"127.0.0.1:{port}" in line and "verifying signatures" in line
         import http.client
 
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)

@@ -1,0 +1,99 @@
+"""private bot URLs and signing secrets: bots.signing_generation; scrub stored URLs
+
+Adds the generation counter the per-bot signing secret is derived from (``arena.signing``;
+existing bots start at 1, and their owners rotate to learn a secret).  Then removes bot URLs
+from everything stored before log v2: the ``url`` of every v1 log seat and of the seats in
+``match_results.totals``, and the bot's host, path and query from strike, note and
+health-check texts (``arena.privacy``).  The scrub cannot be undone (that is its point), so
+the downgrade only drops the column.
+
+Revision ID: 0005
+Revises: 0002
+Create Date: 2026-12-01 09:30:00
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import sqlalchemy as sa
+from alembic import op
+
+from arena.privacy import redactor, scrub_log_gz, scrub_totals
+
+revision = "0005"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+BATCH = 200
+
+bots = sa.table("bots", sa.column("id", sa.Integer), sa.column("url", sa.Text),
+                sa.column("last_health_reason", sa.Text))
+versions = sa.table("bot_versions", sa.column("bot_id", sa.Integer), sa.column("url", sa.Text))
+seats = sa.table("match_seats", sa.column("match_id", sa.Integer),
+                 sa.column("bot_id", sa.Integer))
+results = sa.table("match_results", sa.column("id", sa.Integer),
+                   sa.column("match_id", sa.Integer), sa.column("totals", sa.JSON),
+                   sa.column("log_gz", sa.LargeBinary))
+checks = sa.table("health_checks", sa.column("id", sa.Integer), sa.column("bot_id", sa.Integer),
+                  sa.column("reason", sa.Text))
+matches = sa.table("matches", sa.column("id", sa.Integer), sa.column("error", sa.Text))
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("bots") as batch:
+        batch.add_column(sa.Column("signing_generation", sa.Integer(), nullable=False,
+                                   server_default="1"))
+    scrub_stored(op.get_bind())
+
+
+def scrub_stored(conn: sa.Connection) -> None:
+    urls: dict[int, set[str]] = defaultdict(set)
+    for bot_id, url in conn.execute(sa.select(bots.c.id, bots.c.url)):
+        urls[bot_id].add(url)
+    for bot_id, url in conn.execute(sa.select(versions.c.bot_id, versions.c.url)):
+        urls[bot_id].add(url)
+    seated: dict[int, set[int]] = defaultdict(set)
+    for match_id, bot_id in conn.execute(sa.select(seats.c.match_id, seats.c.bot_id)):
+        seated[match_id].add(bot_id)
+
+    def for_match(match_id: int) -> set[str]:
+        return {u for b in seated.get(match_id, ()) for u in urls.get(b, ())}
+
+    last = 0
+    while True:
+        rows = conn.execute(sa.select(results.c.id, results.c.match_id, results.c.totals,
+                                      results.c.log_gz)
+                            .where(results.c.id > last).order_by(results.c.id)
+                            .limit(BATCH)).all()
+        if not rows:
+            break
+        for rid, match_id, totals, log_gz in rows:
+            scrub = redactor(for_match(match_id))
+            conn.execute(sa.update(results).where(results.c.id == rid).values(
+                totals=scrub_totals(totals or {}, scrub),
+                log_gz=scrub_log_gz(log_gz, scrub)))
+            last = rid
+    for mid, error in conn.execute(sa.select(matches.c.id, matches.c.error)
+                                   .where(matches.c.error != "")).all():
+        cleaned = redactor(for_match(mid))(error or "")
+        if cleaned != error:
+            conn.execute(sa.update(matches).where(matches.c.id == mid).values(error=cleaned))
+    for hid, bot_id, reason in conn.execute(sa.select(checks.c.id, checks.c.bot_id,
+                                                      checks.c.reason)
+                                            .where(checks.c.reason != "")).all():
+        cleaned = redactor(urls.get(bot_id, ()))(reason or "")
+        if cleaned != reason:
+            conn.execute(sa.update(checks).where(checks.c.id == hid).values(reason=cleaned))
+    for bot_id, reason in conn.execute(sa.select(bots.c.id, bots.c.last_health_reason)
+                                       .where(bots.c.last_health_reason != "")).all():
+        cleaned = redactor(urls.get(bot_id, ()))(reason or "")
+        if cleaned != reason:
+            conn.execute(sa.update(bots).where(bots.c.id == bot_id)
+                         .values(last_health_reason=cleaned))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("bots") as batch:
+        batch.drop_column("signing_generation")
