@@ -105,9 +105,22 @@ def openapi_document() -> dict[str, Any]:
         },
         "BotCreated": {
             "type": "object",
-            "required": ["bot", "token"],
+            "required": ["bot", "token", "signing_secret"],
             "properties": {"bot": _ref("Bot"), "token": {"type": "string"},
-                           "token_note": {"type": "string"}},
+                           "token_note": {"type": "string"},
+                           "signing_secret": {"type": "string", "description":
+                                              "the bot's request-signing secret, shown once"},
+                           "signing_generation": {"type": "integer"},
+                           "signing_note": {"type": "string"}},
+        },
+        "SigningSecret": {
+            "type": "object",
+            "required": ["bot_id", "signing_secret", "signing_generation"],
+            "properties": {"bot_id": {"type": "integer"},
+                           "signing_secret": {"type": "string", "description":
+                                              "the new secret, shown only in this answer"},
+                           "signing_generation": {"type": "integer"},
+                           "signing_note": {"type": "string"}},
         },
         "BotVersion": {
             "type": "object",
@@ -236,6 +249,14 @@ def openapi_document() -> dict[str, Any]:
                        "responses": {"204": {"description": "deleted"}, "401": E401,
                                      "403": E403, "404": E404}},
         },
+        "/api/bots/{bot_id}/signing-secret": {
+            "parameters": [_id("bot_id")],
+            "post": {"summary": "Rotate the bot's request-signing secret (shown once; matches "
+                                "that start from now on use it)",
+                     "security": BEARER,
+                     "responses": {"200": _json(_ref("SigningSecret"), "the new secret"),
+                                   "400": E400, "401": E401, "403": E403, "404": E404}},
+        },
         "/api/bots/{bot_id}/versions": {
             "parameters": [_id("bot_id")],
             "get": {"summary": "Every URL the bot has had (URLs for the owner only)",
@@ -302,7 +323,8 @@ def openapi_document() -> dict[str, Any]:
         "/api/matches/{match_id}/log": {
             "parameters": [_id("match_id")],
             "get": {
-                "summary": "Download the match log (v1), JSON or JSON Lines",
+                "summary": "Download the match log (v2: seats named by bot id, no URLs), "
+                           "JSON or JSON Lines",
                 "parameters": [{"name": "format", "in": "query",
                                 "schema": {"enum": ["json", "jsonl"], "default": "json"}}],
                 "responses": {

@@ -50,7 +50,8 @@ from .errors import ApiError
 from .models import Bot, Match, MatchResult, MatchSeat, Rating, RatingEvent
 from .queue import get_queue
 from .replay import replay_frames
-from .security import hash_token, is_admin, new_token
+from .security import hash_token, is_admin, new_token, token_matches
+from .signing import bot_secret, rotate
 from .storage import get_db, session
 from .tournaments.models import Tournament, TournamentMatch
 from .tournaments.present import bracket_json, live_tag, standings_json, tournament_json
@@ -208,13 +209,39 @@ def bot_new() -> tuple[str, int] | str | Response:
         return render_template("bot_new.html", form=form, errors=[
             f"Name: a bot called {form['name']!r} exists already."]), 400
     resp = Response(render_template("bot_created.html", bot=bot, token=token,
-                                    health=health))
+                                    health=health, signing_secret=bot_secret(app, bot)))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.post("/bots/<id:bot_id>/signing-secret")
+def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
+    """The owner rotates the bot's signing secret (owner token in the form, CSRF-checked);
+    the new secret is shown once, on a page that is never cached."""
+    s = session()
+    bot = s.get(Bot, bot_id)
+    if bot is None or bot.deleted_at is not None:
+        return page_not_found(f"bot {bot_id}")
+    sent = request.form.get("owner_token", "").strip()
+    errors: list[str] = []
+    if not csrf_ok():
+        errors.append("This form has expired or did not come from this site; "
+                      "please submit it again.")
+    elif not (token_matches(sent, bot.token_hash) or is_admin(sent)):
+        errors.append("Owner token: wrong or missing.")
+    if errors:
+        return bot_page(bot_id, rotate_errors=errors, status=403)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    secret = rotate(app, bot)
+    s.commit()
+    resp = Response(render_template("signing_secret.html", bot=bot, signing_secret=secret))
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
 
 @bp.get("/bots/<id:bot_id>")
-def bot_page(bot_id: int) -> tuple[str, int] | str:
+def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
+             status: int = 200) -> tuple[str, int] | str:
     s = session()
     bot = s.get(Bot, bot_id)
     if bot is None:
@@ -247,9 +274,10 @@ def bot_page(bot_id: int) -> tuple[str, int] | str:
                 reasons[st["reason"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = bot_service_health(bot)
-    return render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
+    page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
                            strikes=strikes[:RECENT], reasons=reasons.most_common(),
-                           health=health)
+                           health=health, rotate_errors=rotate_errors or [])
+    return (page, status) if status != 200 else page
 
 
 def bot_service_health(bot: Bot) -> list[Any]:

@@ -237,6 +237,12 @@ def extend(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
             "parameters": [_id("bot_id")],
             "get": _html("A bot: rating history chart, recent matches, latency, strikes"),
         },
+        "/bots/{bot_id}/signing-secret": {
+            "parameters": [_id("bot_id")],
+            "post": _html("Rotate the bot's signing secret (form: owner token, CSRF token): "
+                          "shows the new secret once",
+                          extra={"403": {"description": "the bot page, with the error"}}),
+        },
         "/leaderboard": {
             "get": _html("Leaderboard with a rating-history chart",
                          params=[{"name": "family", "in": "query",
