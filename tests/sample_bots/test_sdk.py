@@ -324,3 +324,35 @@ def test_cards_for_request() -> None:
     c = Cards.for_request({"rules": {"name": "x", "options": {"suit_order": "CDHS"}}})
     assert c.card("3C") < c.card("3D")
     assert Cards.for_request({}).suit_order == "DCHS"
+
+
+# --------------------------------------------------------------------------- the documented example
+
+
+def test_the_worked_signing_example_in_the_protocol_doc_is_right() -> None:
+    """docs/protocol.md gives real bytes and real signatures: they must stay true."""
+    import re
+
+    from referee.httpbot import sign as referee_sign
+
+    doc = (ROOT / "docs" / "protocol.md").read_text()
+    section = doc[doc.index("### Worked example"):doc.index("### The SDK verifies")]
+    secret = re.search(r"^secret: (\S+)$", section, re.M)
+    body = re.search(r"^body: (.+)$", section, re.M)
+    ts = re.search(r"^X-BigTwo-Timestamp: (\d+)$", section, re.M)
+    sig = re.search(r"^X-BigTwo-Signature: (sha256=[0-9a-f]{64})$", section, re.M)
+    get_sig = re.search(r"`(sha256=[0-9a-f]{64})`", section)
+    assert secret and body and ts and sig and get_sig
+    key, raw = secret.group(1).encode("ascii"), body.group(1).encode("utf-8")
+    assert f"({len(raw)} bytes" in section
+    for signer in (sign, referee_sign):
+        assert signer(key, ts.group(1), raw) == sig.group(1)
+        assert signer(key, ts.group(1), b"") == get_sig.group(1)
+    # The SDK accepts it at that moment, and refuses it a day later (replay).
+    t = int(ts.group(1))
+    assert signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 10)
+    assert not signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 86_400)
+    # And the secret is what the arena derives for bot 42, generation 1, under that key.
+    from arena.signing import derive_secret
+
+    assert derive_secret(b"example-signing-key", 42, 1) == secret.group(1)
