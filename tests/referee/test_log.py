@@ -153,9 +153,12 @@ def test_v1_logs_still_verify(doc: dict[str, Any], tmp_path: Path) -> None:
     assert not VALIDATOR.is_valid(old)
     verdict = mlog.verify(old)
     assert verdict.ok, str(verdict)
+    from referee.__main__ import main
+
     for name in ("old.json", "old.jsonl"):
         mlog.write(old, tmp_path / name)
         assert mlog.verify(mlog.read(tmp_path / name)).ok
+        assert main(["verify", str(tmp_path / name)]) == 0  # python -m referee verify
     # A v1 log is still checked as strictly as a v2 one.
     bad = copy.deepcopy(old)
     bad["deals"][0]["turns"][3]["legal"] += 1

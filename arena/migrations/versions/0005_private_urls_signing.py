@@ -42,24 +42,27 @@ matches = sa.table("matches", sa.column("id", sa.Integer), sa.column("error", sa
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("bots") as batch:
-        batch.add_column(sa.Column("signing_generation", sa.Integer(), nullable=False,
-                                   server_default="1"))
+    op.add_column("bots", sa.Column("signing_generation", sa.Integer(), nullable=False,
+                                    server_default="1"))
     scrub_stored(op.get_bind())
 
 
 def scrub_stored(conn: sa.Connection) -> None:
+    """Scrub every stored result, match error and health text (in batches: the seats of a
+    batch of results are read with it, so memory stays flat however many matches there are;
+    only every bot's URLs are held, and bots are few next to matches)."""
     urls: dict[int, set[str]] = defaultdict(set)
     for bot_id, url in conn.execute(sa.select(bots.c.id, bots.c.url)):
         urls[bot_id].add(url)
     for bot_id, url in conn.execute(sa.select(versions.c.bot_id, versions.c.url)):
         urls[bot_id].add(url)
-    seated: dict[int, set[int]] = defaultdict(set)
-    for match_id, bot_id in conn.execute(sa.select(seats.c.match_id, seats.c.bot_id)):
-        seated[match_id].add(bot_id)
 
-    def for_match(match_id: int) -> set[str]:
-        return {u for b in seated.get(match_id, ()) for u in urls.get(b, ())}
+    def seated(match_ids: list[int]) -> dict[int, set[str]]:
+        out: dict[int, set[str]] = defaultdict(set)
+        for match_id, bot_id in conn.execute(sa.select(seats.c.match_id, seats.c.bot_id)
+                                             .where(seats.c.match_id.in_(match_ids))):
+            out[match_id] |= urls.get(bot_id, set())
+        return out
 
     last = 0
     while True:
@@ -69,23 +72,36 @@ def scrub_stored(conn: sa.Connection) -> None:
                             .limit(BATCH)).all()
         if not rows:
             break
+        by_match = seated([r.match_id for r in rows])
         for rid, match_id, totals, log_gz in rows:
-            scrub = redactor(for_match(match_id))
+            scrub = redactor(by_match.get(match_id, ()))
             conn.execute(sa.update(results).where(results.c.id == rid).values(
                 totals=scrub_totals(totals or {}, scrub),
                 log_gz=scrub_log_gz(log_gz, scrub)))
             last = rid
-    for mid, error in conn.execute(sa.select(matches.c.id, matches.c.error)
-                                   .where(matches.c.error != "")).all():
-        cleaned = redactor(for_match(mid))(error or "")
-        if cleaned != error:
-            conn.execute(sa.update(matches).where(matches.c.id == mid).values(error=cleaned))
-    for hid, bot_id, reason in conn.execute(sa.select(checks.c.id, checks.c.bot_id,
-                                                      checks.c.reason)
-                                            .where(checks.c.reason != "")).all():
-        cleaned = redactor(urls.get(bot_id, ()))(reason or "")
-        if cleaned != reason:
-            conn.execute(sa.update(checks).where(checks.c.id == hid).values(reason=cleaned))
+    failed = conn.execute(sa.select(matches.c.id, matches.c.error)
+                          .where(matches.c.error != "")).all()
+    for i in range(0, len(failed), BATCH):
+        chunk = failed[i:i + BATCH]
+        by_match = seated([m for m, _ in chunk])
+        for mid, error in chunk:
+            cleaned = redactor(by_match.get(mid, ()))(error or "")
+            if cleaned != error:
+                conn.execute(sa.update(matches).where(matches.c.id == mid)
+                             .values(error=cleaned))
+    last = 0
+    while True:
+        checked = conn.execute(sa.select(checks.c.id, checks.c.bot_id, checks.c.reason)
+                               .where(checks.c.id > last, checks.c.reason != "")
+                               .order_by(checks.c.id).limit(BATCH)).all()
+        if not checked:
+            break
+        for hid, bot_id, reason in checked:
+            cleaned = redactor(urls.get(bot_id, ()))(reason or "")
+            if cleaned != reason:
+                conn.execute(sa.update(checks).where(checks.c.id == hid)
+                             .values(reason=cleaned))
+            last = hid
     for bot_id, reason in conn.execute(sa.select(bots.c.id, bots.c.last_health_reason)
                                        .where(bots.c.last_health_reason != "")).all():
         cleaned = redactor(urls.get(bot_id, ()))(reason or "")
@@ -95,5 +111,6 @@ def scrub_stored(conn: sa.Connection) -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("bots") as batch:
-        batch.drop_column("signing_generation")
+    # A plain DROP COLUMN (SQLite has it since 3.35): batch mode would copy and drop the
+    # "bots" table, which the foreign keys of every other table refuse once there is data.
+    op.execute("ALTER TABLE bots DROP COLUMN signing_generation")
