@@ -203,3 +203,23 @@ def test_local_players_take_a_label() -> None:
     rules = find_ruleset("standard")
     rec = run_match(rules, [LocalPlayer(first, label=f"L{i}") for i in range(4)], 1, 1)
     assert [s.player for s in rec.seats] == ["L0", "L1", "L2", "L3"]
+
+
+def test_the_secret_path_and_query_reach_the_bot_and_every_call_is_signed() -> None:
+    """The URL is private, not crippled: the bot is called at its path with its query, and
+    (with a secret) every request, GET included, carries a valid signature."""
+    from referee.httpbot import verify_signature
+
+    secret = b"DUFLI6Ma1-aOxJAagp3Dx2p5GZP-eHP3rd-qtiO6fDs"
+    with bb.serving(bb.good_json()) as bot:
+        player = HttpPlayer(f"{bot.url}/s3cr3t-path?key=hunter2", policy=LOCAL, secret=secret)
+        try:
+            assert player.describe(5.0).ok and player.move({"turn": 0}, 5.0).ok
+        finally:
+            player.close()
+        seen = [(r.method, r.path) for r in bot.requests]
+        assert seen == [("GET", "/s3cr3t-path/?key=hunter2"),
+                        ("POST", "/s3cr3t-path/move?key=hunter2")]
+        for r in bot.requests:
+            assert verify_signature(secret, r.headers["x-bigtwo-timestamp"], r.body,
+                                    r.headers["x-bigtwo-signature"])
