@@ -141,14 +141,14 @@ def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int,
     if distinct == 5:
         s = (mask & -mask).bit_length() - 1 & 3
         suited = mask & t.suit_masks[s] == mask
-        seq = ge1 in t.window_of
-        if seq and suited:
+        if suited and ge1 in t.suited_window_of:
             lv = t.same_suit_level[ge1]
             if lv < 0:
                 return None
             if t.same_suit_is_flush[ge1]:
                 return lv, t.flush_inner(ge1, s)
-            return lv, t.straight_inner(mask, ge1)
+            return lv, t.suited_inner(ge1, s)
+        seq = not suited and ge1 in t.window_of
         if seq:
             return (t.lv_straight, t.straight_inner(mask, ge1)) if t.lv_straight >= 0 else None
         if suited:

@@ -180,11 +180,24 @@ class Tables:
             pattern = sum(1 << (4 * r) for r in ranks)
             self.windows.append((pattern, level, tb, ranks))
         self.window_of = {w[0]: w for w in self.windows}
+        # Sequences within one suit follow their own order when ``straight_flushes`` names
+        # another (002: twos low in straight flushes, A2345 highest in straights); otherwise
+        # the suited tables are the straight ones.
+        self.sf_split = rules.straight_flush_order.name != rules.straight_order.name
+        self.suited_windows = self.windows
+        if self.sf_split:
+            self.suited_windows = []
+            for rm, level, tb in rules.straight_flush_order.window_masks():
+                ranks = tuple(r for r in range(13) if rm >> r & 1)
+                pattern = sum(1 << (4 * r) for r in ranks)
+                self.suited_windows.append((pattern, level, tb, ranks))
+        self.suited_window_of = {w[0]: w for w in self.suited_windows}
+        """Five ranks that make a straight flush when held in one suit."""
         # A valid sequence in one suit is a straight flush (or royal flush when that type is
         # listed); with no straight-flush type it counts as the best allowed of flush/straight.
         self.same_suit_level: dict[int, int] = {}
         self.same_suit_is_flush: dict[int, bool] = {}
-        for pattern, *_ in self.windows:
+        for pattern, *_ in self.suited_windows:
             if pattern == royal_pattern and self.lv_royal >= 0:
                 lvl, as_flush = self.lv_royal, False
             elif self.lv_sflush >= 0:
@@ -265,6 +278,14 @@ class Tables:
         self.windows_in: dict[int, tuple[WindowRecord, ...]] = {
             p: by_ix[ix] for p, ix in complete.items()
         }
+        suited = [w[0] for w in self.suited_windows]
+        sf_complete = _complete_windows(tuple(suited)) if self.sf_split else complete
+        sf_by_ix = {ix: tuple(suited[i] for i in ix) for ix in set(sf_complete.values())}
+        self.suited_windows_in: dict[int, tuple[int, ...]] = {
+            p: sf_by_ix[ix] for p, ix in sf_complete.items()
+        }
+        """Per rank pattern of one suit: the patterns of the straight-flush windows it
+        completes."""
         self.rank_list = RANK_LIST
         self.rank_bits = RANK_BITS
         # Flush keys are linear in the rank pattern unless twos are low or only the top card
@@ -376,6 +397,11 @@ class Tables:
         if not self.rules.suits_break_ties:
             return level * 4
         return level * 4 + self.suit_rank[self.nibble_suit[(mask >> (4 * tb)) & 15]]
+
+    def suited_inner(self, pattern: int, suit: int) -> int:
+        """Inner key of a straight flush: its level in the straight-flush order, then its suit."""
+        level = self.suited_window_of[pattern][1]
+        return level * 4 + (self.suit_rank[suit] if self.rules.suits_break_ties else 0)
 
     def flush_inner(self, pattern: int, suit: int) -> int:
         sr = self.suit_rank[suit] if self.rules.suits_break_ties else 0

@@ -108,7 +108,7 @@ def _same_suit_windows(t: Tables, long_suits: list[tuple[int, int, int]]) -> set
 
 def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
     """Rank patterns of the flushes in a suit holding the ``k`` ranks of ``p`` (k > 5): its
-    five-rank subsets that are not a valid sequence."""
+    five-rank subsets that are not a straight flush."""
     rb = t.rank_bits[p]
     if k == 6:
         fl = [p ^ b for b in rb]
@@ -116,7 +116,7 @@ def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
         fl = [p ^ a ^ b for a, b in combinations(rb, 2)]
     else:
         fl = [a | b | c | d | e for a, b, c, d, e in combinations(rb, 5)]
-    win = t.window_of
+    win = t.suited_window_of
     return [m for m in fl if m not in win]
 
 
@@ -197,7 +197,7 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
     """All five-card plays of ``h``, without keys: the leading case for a fresh hand."""
     if not t.any_five or h.bit_count() < 5:
         return []
-    if not t.seq_all:
+    if not t.seq_all or t.sf_split:
         return [m for _, m in five_card_keyed(h, t)]
     suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
     out: list[int] = []
@@ -209,7 +209,7 @@ def five_card_leads(h: int, t: Tables) -> list[int]:
         for s, p, k in long_suits:
             if k > 5:
                 out += [f << s for f in _flush_patterns(t, p, k)]
-            elif p not in t.window_of:
+            elif p not in t.suited_window_of:
                 out.append(p << s)
     cnt = a + b + c + d
     ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
@@ -238,7 +238,9 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     long_suits = _long_suits(suits)
     out: Keyed = []
     wins = t.windows_in[a | b | c | d]
-    if wins and t.seq_any:
+    if t.sf_split:
+        _keyed_split_sequences(h, t, wins, long_suits, out)
+    elif wins and t.seq_any:
         _keyed_sequences(h, t, wins, long_suits, out)
     if long_suits and t.lv_flush >= 0:
         _keyed_flushes(t, long_suits, out)
@@ -292,6 +294,37 @@ def _keyed_sequences(
             out += [(k, card | b | c) for card, k in tb for b in first for c in second]
 
 
+def _keyed_split_sequences(
+    h: int,
+    t: Tables,
+    wins: tuple[WindowRecord, ...],
+    long_suits: list[tuple[int, int, int]],
+    out: Keyed,
+) -> None:
+    """Append keyed straights and straight flushes when straight flushes follow their own
+    sequence order (``straight_flushes``): straights come from the straight windows without
+    their one-suit plays, straight flushes from the straight-flush windows of each long suit
+    (a one-suit run that is no straight flush is a flush, listed by the flush generator)."""
+    if t.lv_straight >= 0:
+        suited = {w[0] for _, p, _ in long_suits for w in t.windows_in[p]}
+        sm = t.suit_masks
+        for w in wins:
+            plays = _window_plays(h, w)
+            if w[0] in suited:
+                plays = [m for m in plays if m & sm[(m & -m).bit_length() - 1 & 3] != m]
+            out += [(t.lv_straight << TYPE_SHIFT | t.straight_inner(m, w[0]), m) for m in plays]
+    shift = TYPE_SHIFT
+    for s, p, _ in long_suits:
+        for pattern in t.suited_windows_in[p]:
+            lv = t.same_suit_level[pattern]
+            if lv < 0:
+                continue
+            if t.same_suit_is_flush[pattern]:
+                out.append((lv << shift | t.flush_inner(pattern, s), pattern << s))
+            else:
+                out.append((lv << shift | t.suited_inner(pattern, s), pattern << s))
+
+
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
     """Keys of a window's plays when some of them lie in one suit (rare: checked per play)."""
     out: Keyed = []
@@ -319,7 +352,7 @@ def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed
     """Append the keyed flushes to ``out``."""
     for s, p, k in long_suits:
         if k == 5:  # the usual case: the suit is the flush, unless it is a sequence
-            if p not in t.window_of:
+            if p not in t.suited_window_of:
                 out.append((_flush_key(t, p, s), p << s))
             continue
         pats = _flush_patterns(t, p, k)
@@ -436,9 +469,8 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
         return out
     ties = t.rules.suits_break_ties
     for s in (0, 1, 2, 3):
-        for w in t.windows_in[(h >> s) & ONES]:  # the windows complete in suit s
-            pattern = w[0]
-            level = t.window_of[pattern][1]
+        for pattern in t.suited_windows_in[(h >> s) & ONES]:  # the windows complete in suit s
+            level = t.suited_window_of[pattern][1]
             sf = pattern << s
             key = level * 4 + (t.suit_rank[s] if ties else 0)
             for a, b in combinations(_bits(h & ~sf), 2):
@@ -452,7 +484,7 @@ def sf_plus_two_key(m: int, t: Tables) -> int:
     """Key of a seven-card play, or -1 if it holds no straight flush."""
     best = -1
     ties = t.rules.suits_break_ties
-    for pattern, level, _tb, _rk in t.windows:
+    for pattern, level, _tb, _rk in t.suited_windows:
         for s in (0, 1, 2, 3):
             if (m >> s) & pattern == pattern:
                 best = max(best, level * 4 + (t.suit_rank[s] if ties else 0))

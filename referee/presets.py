@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .rules import (
@@ -26,7 +27,6 @@ from .rules import (
     PenaltySchedule,
     RuleSet,
     Settlement,
-    option_fields,
 )
 
 _NO_FLUSH = tuple(k for k in STANDARD_FIVE_ORDER if k is not FiveKind.FLUSH)
@@ -37,14 +37,19 @@ PRESETS: dict[str, RuleSet] = {
     for r in [
         RuleSet(
             name="standard",
-            aliases=("big-two", "deuces", "default"),
+            # 000:23 Big Two, Big Deuce, Deuces; 000:24 Da Lao Er, the Mandarin name of the
+            # game 000:30 describes 'as played in China'; 000:293 'top dog'.
+            aliases=("big-two", "big-deuce", "deuces", "default", "da-lao-er", "top-dog"),
             description="The default convention of shared/rules/README.md: suits D<C<H<S, "
             "A2345 lowest sequence, flush by suit, 3D opens, pass costs a turn, 1/2/3 per card "
             "at 10 and 13 cards, winner collects.",
         ),
         RuleSet(
             name="hong-kong",
-            aliases=("choh-dai-di", "dai-di", "hk"),
+            # 000:25 'Choh Dai Di or simply Dai Di - written ... 鋤大D', and 000:293 'in
+            # Cantonese, 鋤大弟 ... including chor dai di ... or simply dai di': one Cantonese
+            # name, whose home is Hong Kong.
+            aliases=("choh-dai-di", "chor-dai-di", "dai-di", "hk"),
             description="Ivan Ip's Hong Kong rules (000): flushes by highest card, A2345 then "
             "23456 highest sequences and no JQKA2, a dragon wins outright, no single two as "
             "the last card, the winner leads the next deal.",
@@ -56,11 +61,11 @@ PRESETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             name="hong-kong-two-high",
-            description="The Hong Kong version Karl Boehnker calls most common (000, 001): twos "
-            "rank high in sequences and never follow a three, so J-Q-K-A-2 is highest.",
+            description="The Hong Kong version Karl Boehnker calls most common (000:138, "
+            "001:42): twos rank high in sequences and never follow a three, so J-Q-K-A-2 is "
+            "highest; everything else as in the standard game (neither text gives this "
+            "version other rules).",
             straights="two-high-no-wrap",
-            flush_compare=FlushCompare.TOP_CARD,
-            later_leads=LaterLead.WINNER,
         ),
         RuleSet(
             name="taiwan",
@@ -71,11 +76,14 @@ PRESETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             name="bu-bu-gao-sheng",
-            aliases=("da-lao-er",),
-            description="GameSky's Da Lao Er / Bu Bu Gao Sheng (000 Variations): no flushes, a "
-            "five-card hand only beats one of its own type, four of a kind or a straight flush "
-            "may be played out of turn to beat any combination, 1 per card up to 10 and 2 per "
-            "card from 11.",
+            description="The game a Chinese web site, GameSky, called Da Lao Er or Bu Bu Gao "
+            "Sheng (000:106; both are also everyday names of Big Two itself, 000:24, 000:26, "
+            "so the name `da-lao-er` leads to the standard game): no flushes, a five-card hand "
+            "only beats one of its own type, four of a kind or a straight flush may be played "
+            "out of turn to beat any combination, 1 per card up to 10 and 2 per card from 11. "
+            "Between two bombs the same-type rule still holds: a four of a kind is beaten only "
+            "by a higher four of a kind and a straight flush only by a higher straight flush "
+            "(the text's 'beat any combination' is read as any non-bomb combination).",
             five_card_order=_NO_FLUSH,
             five_card_compare=FiveCompare.SAME_TYPE_ONLY,
             bomb_kinds=_HONOUR,
@@ -119,7 +127,7 @@ PRESETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             name="singapore",
-            aliases=("sg", "chor-dai-di"),
+            aliases=("sg",),
             description="Singapore (000: Gary Chan, no triples and no flushes; 000 wiki var. 9: "
             "Singapore/Hong Kong sequence order with A2345 highest).",
             triples=False,
@@ -160,11 +168,12 @@ PRESETS: dict[str, RuleSet] = {
         RuleSet(
             name="hawaii-penning",
             aliases=("penning",),
-            description="Penning, Hawaii (000 wiki var. 28): suits clubs < spades < hearts < "
-            "diamonds; played to the end, places scored 5/3/1/0.",
+            description="Penning, Hawaii (000:396 wiki var. 28): suits clubs < spades < hearts "
+            "< diamonds; with three or four players play goes on for the 2nd and 3rd places, "
+            "which are the result (the text gives no points).",
             suit_order="CSHD",
             play_to_end=True,
-            settlement=Settlement.PLACES,
+            settlement=Settlement.FINISHING_ORDER,
         ),
         RuleSet(
             name="poker-style",
@@ -193,12 +202,15 @@ PRESETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             name="president",
-            description="Big Two President (000 wiki, 002): play to the end; from the second deal "
-            "the President and Scum, Vice-President and Vice-Scum exchange cards; places "
-            "score 5/3/1/0.",
+            description="Big Two President (002:98-104; 000:405-413): play to the end; the "
+            "players after the new President must follow the President's last play if they "
+            "can (002:100); from the second deal the President and Asshole (Scum), "
+            "Vice-President and Vice-Asshole exchange cards; the titles, that is the finishing "
+            "order, are the result (neither text gives points).",
             play_to_end=True,
+            follow_president=True,
             exchange=Exchange.PRESIDENT,
-            settlement=Settlement.PLACES,
+            settlement=Settlement.FINISHING_ORDER,
         ),
         RuleSet(
             name="teams",
@@ -216,6 +228,25 @@ PRESETS: dict[str, RuleSet] = {
             players=2,
             cards_per_player=17,
             leftover=Leftover.SET_ASIDE,
+        ),
+        RuleSet(
+            name="three-player",
+            aliases=("three-player-pagat",),
+            description="Three players as Pagat describes them (000:240-246): 17 cards each, the "
+            "last card to the holder of the 3D (the 3C's holder if it is the 3D); a player "
+            "holding more than 13 cards pays as one with 13, so the four-player schedule "
+            "applies: 1 per card, 2 from 10 cards, 3 from 13 (11 cards pay 22, 16 pay 48).",
+            players=3,
+            penalty=PenaltySchedule(tiers_three_players=None),
+        ),
+        RuleSet(
+            name="three-player-wiki",
+            aliases=("three-player-002",),
+            description="Three players with the encyclopedia's schedule (002:61, 000:340): 17 "
+            "cards each, the spare to the holder of the 3D; double for more than 11 and less "
+            "than 17 cards, triple for 17 (11 cards pay 11, 16 pay 32).  This is also what "
+            "`standard+players=3` plays.",
+            players=3,
         ),
         RuleSet(
             name="three-player-stock",
@@ -243,6 +274,9 @@ def find_ruleset(name: str = "standard", **overrides: Any) -> RuleSet:
     An overridden preset is named after its base with the overrides appended, so logs show
     what was played, e.g. ``house-003+players=3``; such a name is accepted back here
     (``find_ruleset("house-003+players=3")``), so a rule set can be named in one string.
+    Every option can be written this way, the penalty schedule's fields as ``penalty.<field>``
+    (see :data:`OPTION_SYNTAX` and docs/rules.md).  A ``penalty=`` keyword gives the whole
+    schedule; its name lists the fields that differ from the preset's.
     """
     base_name, _, suffix = name.strip().partition("+")
     key = base_name.strip().lower()
@@ -250,50 +284,187 @@ def find_ruleset(name: str = "standard", **overrides: Any) -> RuleSet:
     if key not in PRESETS:
         known = ", ".join(PRESETS)
         raise ValueError(f"unknown rule set {name!r}; known: {known}")
-    merged = {**parse_overrides(suffix), **overrides}
     base = PRESETS[key]
+    merged = {**parse_overrides(suffix), **overrides}
     if not merged:
         return base
-    text = ",".join(f"{k}={format_option(v)}" for k, v in sorted(merged.items()))
-    return base.with_options(name=f"{base.name}+{text}", aliases=(), **merged)
+    penalty_changes = {
+        k.removeprefix(PENALTY_PREFIX): v for k, v in merged.items() if k.startswith(PENALTY_PREFIX)
+    }
+    changes = {k: v for k, v in merged.items() if not k.startswith(PENALTY_PREFIX)}
+    if penalty_changes:
+        start = changes.pop("penalty", base.penalty)
+        start = RuleSet().with_options(penalty=start).penalty if isinstance(start, dict) else start
+        changes["penalty"] = dataclasses.replace(start, **_coerce_penalty(penalty_changes))
+    derived = base.with_options(**changes)
+    named: dict[str, str] = {}
+    for k in changes:
+        if k == "penalty":
+            for f in dataclasses.fields(PenaltySchedule):
+                value = getattr(derived.penalty, f.name)
+                if value != getattr(base.penalty, f.name) or f.name in penalty_changes:
+                    named[PENALTY_PREFIX + f.name] = format_option(value, PENALTY_PREFIX + f.name)
+        else:
+            named[k] = format_option(getattr(derived, k), k)
+    text = ",".join(f"{k}={v}" for k, v in sorted(named.items()))
+    return dataclasses.replace(derived, name=f"{base.name}+{text}", aliases=())
 
 
-_INT_OPTIONS = {"players", "cards_per_player", "lowest_card_every", "loser_stake"}
-_LIST_OPTIONS = {
-    "five_card_order", "bomb_kinds", "bomb_targets", "forbidden_final", "instant_wins",
-    "redeal", "straight_lengths",
+PENALTY_PREFIX = "penalty."
+"""Prefix of the penalty schedule's fields in a rule-set name (``penalty.twos_double=true``)."""
+
+OPTION_SYNTAX: dict[str, str] = {
+    "int": "a whole number, e.g. `players=3`",
+    "int-or-none": "a whole number, or `None` for the option's 'not set' meaning",
+    "bool": "`true` or `false`",
+    "enum": "one of the option's values (listed below)",
+    "text": "the text itself, e.g. `suit_order=CDHS`, `straights=hong-kong`",
+    "text-or-none": "the text itself, or `None`",
+    "list": "values joined by `/`, in order, e.g. `five_card_order=straight/full-house`; "
+    "nothing after `=` for an empty list",
+    "set": "values joined by `/` in any order, e.g. `bomb_targets=1/2/3`; nothing after `=` "
+    "for none",
+    "tiers": "`cards:multiplier` steps joined by `/`, e.g. `penalty.tiers=8:2/10:3/13:4`; "
+    "nothing after `=` for no multipliers (one point per card)",
+    "tiers-or-none": "as tiers, or `None` to use `penalty.tiers`",
 }
+"""How each type of option value is written in a rule-set name."""
+
+OPTION_TYPES: dict[str, str] = {
+    "players": "int",
+    "cards_per_player": "int-or-none",
+    "leftover": "enum",
+    "spare_face_up": "bool",
+    "direction": "enum",
+    "suit_order": "text",
+    "suits_break_ties": "bool",
+    "triples": "bool",
+    "five_card_order": "list",
+    "five_card_compare": "enum",
+    "straights": "text",
+    "straight_flushes": "text-or-none",
+    "flush_compare": "enum",
+    "four_card": "enum",
+    "dragon_play": "bool",
+    "bomb_kinds": "set",
+    "bomb_targets": "set",
+    "bomb_takes_trick": "bool",
+    "opening_must_include": "bool",
+    "later_leads": "enum",
+    "lowest_card_every": "int-or-none",
+    "pass_rule": "enum",
+    "pass_draw": "enum",
+    "stock_empty": "enum",
+    "triple_threes_force": "bool",
+    "last_card_duty": "enum",
+    "forbidden_final": "set",
+    "instant_wins": "set",
+    "redeal": "set",
+    "play_to_end": "bool",
+    "follow_president": "bool",
+    "settlement": "enum",
+    "loser_stake": "int",
+    "straight_flush_plus_two": "bool",
+    "chop": "bool",
+    "straight_lengths": "set",
+    "twos_low_after_bomb": "bool",
+    "bombs_out_of_turn": "bool",
+    "exchange": "enum",
+    "spare_trade": "bool",
+    "penalty.tiers": "tiers",
+    "penalty.tiers_three_players": "tiers-or-none",
+    "penalty.tiers_two_players": "tiers-or-none",
+    "penalty.card_values": "enum",
+    "penalty.twos_double": "bool",
+    "penalty.multiplier_only_for_starter": "bool",
+    "penalty.unused_power_doubles": "bool",
+    "penalty.special_finish_doubles": "bool",
+    "penalty.finishing_twos_double": "bool",
+    "penalty.assist_penalty": "bool",
+}
+"""The value type of every option as written in a rule-set name (a key of
+:data:`OPTION_SYNTAX`); the ``penalty`` option itself is written field by field."""
+
+_INT_ITEMS = {"bomb_targets", "straight_lengths"}
+"""Sets whose items are numbers."""
 
 
-def format_option(value: Any) -> str:
-    """Text of an option value in a rule-set name: lists joined by ``/``, booleans lower case."""
+def format_option(value: Any, key: str | None = None) -> str:
+    """Text of an option value in a rule-set name (see :data:`OPTION_SYNTAX`): lists joined by
+    ``/`` (sets sorted), booleans lower case, tiers as ``cards:multiplier`` steps."""
+    kind = OPTION_TYPES.get(key or "")
+    if value is None:
+        return "None"
+    if kind in ("tiers", "tiers-or-none"):
+        return "/".join(f"{a}:{m}" for a, m in value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple, set, frozenset)):
         items = [str(getattr(v, "value", v)) for v in value]
-        return "/".join(items if isinstance(value, (list, tuple)) else sorted(items))
+        if isinstance(value, (list, tuple)):
+            return "/".join(items)
+        numeric = all(isinstance(v, int) for v in value)
+        return "/".join(sorted(items, key=int) if numeric else sorted(items))
     return str(getattr(value, "value", value))
 
 
 def parse_overrides(suffix: str) -> dict[str, Any]:
-    """Parse ``key=value,key=value`` as written by :func:`format_option` (the penalty schedule
-    cannot be named this way: build the RuleSet instead)."""
+    """Parse ``key=value,key=value`` as written by :func:`format_option` into option values
+    for :meth:`RuleSet.with_options` (``penalty.<field>`` keys stay separate: see
+    :func:`find_ruleset`)."""
     out: dict[str, Any] = {}
     if not suffix.strip():
         return out
-    fields = {f.name for f in option_fields()}
     for part in suffix.split(","):
         k, eq, v = part.partition("=")
         k, v = k.strip(), v.strip()
-        if not eq or k not in fields or k == "penalty":
-            raise ValueError(f"cannot read rule-set option {part!r}")
-        if k in _INT_OPTIONS:
-            out[k] = None if v == "None" else int(v)
-        elif k in _LIST_OPTIONS:
-            items = [x for x in v.split("/") if x]
-            out[k] = [int(x) for x in items] if k in ("bomb_targets", "straight_lengths") else items
-        elif v in ("true", "false", "True", "False"):
-            out[k] = v.lower() == "true"
-        else:
-            out[k] = v
+        kind = OPTION_TYPES.get(k)
+        if not eq or kind is None:
+            raise ValueError(
+                f"cannot read rule-set option {part!r}: write key=value with a key from "
+                "docs/rules.md"
+            )
+        if k in out:
+            raise ValueError(f"rule-set option {k!r} is given twice")
+        try:
+            out[k] = _parse_value(kind, v, k)
+        except ValueError as exc:
+            raise ValueError(f"cannot read rule-set option {part!r}: {exc}") from None
+    return out
+
+
+def _parse_value(kind: str, v: str, key: str) -> Any:
+    if kind.endswith("-or-none") and v in ("None", "none"):
+        return None
+    base = kind.removesuffix("-or-none")
+    if base == "int":
+        return int(v)
+    if base == "bool":
+        if v.lower() not in ("true", "false"):
+            raise ValueError("expected true or false")
+        return v.lower() == "true"
+    if base in ("list", "set"):
+        items = [x.strip() for x in v.split("/") if x.strip()]
+        return [int(x) for x in items] if key in _INT_ITEMS else items
+    if base == "tiers":
+        steps = []
+        for step in (x for x in v.split("/") if x.strip()):
+            cards, colon, mult = step.partition(":")
+            if not colon:
+                raise ValueError(f"tier {step!r} is not cards:multiplier")
+            steps.append((int(cards), int(mult)))
+        return tuple(steps)
+    return v  # enum and text values are checked when the rule set is built
+
+
+def _coerce_penalty(values: dict[str, Any]) -> dict[str, Any]:
+    """Typed penalty-schedule field values from parsed or JSON-ish ones."""
+    out = dict(values)
+    for k, v in values.items():
+        if k not in {f.name for f in dataclasses.fields(PenaltySchedule)}:
+            raise ValueError(f"the penalty schedule has no field {k!r}")
+        if k.startswith("tiers") and v is not None:
+            out[k] = tuple((int(a), int(b)) for a, b in v)
+        elif k == "card_values":
+            out[k] = CardValues(v)
     return out

@@ -71,10 +71,19 @@ class FiveKind(StrEnum):
     """Five-card combination types."""
 
     STRAIGHT = "straight"
+    """Five ranks in sequence (``straights``), not all of one suit; compared by sequence, then
+    the suit of its tie-break card (000:62, 001:25, 002:33)."""
     FLUSH = "flush"
+    """Five cards of one suit that are no straight flush; compared by ``flush_compare``
+    (000:63, 001:25, 002:34)."""
     FULL_HOUSE = "full-house"
+    """A triple and a pair, compared by the triple (000:64, 001:25, 002:35)."""
     FOUR_OF_A_KIND = "four-of-a-kind"
+    """Four cards of a rank and any fifth card, compared by the four (000:65, 001:25,
+    002:36)."""
     STRAIGHT_FLUSH = "straight-flush"
+    """Five ranks in sequence in one suit (``straight_flushes``, else ``straights``), compared
+    by sequence, then suit (000:66, 001:25, 002:37)."""
     ROYAL_FLUSH = "royal-flush"
     """A straight flush 10-J-Q-K-A, as its own type only when the order lists it
     (000 'only a Royal Flush can beat a four of a kind')."""
@@ -113,7 +122,7 @@ class FourCard(StrEnum):
     """Four-card plays."""
 
     NONE = "none"
-    """Four cards are never a play (000, 001 standard; 003)."""
+    """Four cards are never a play (000:65, 001:19; 003:36 'Four cards: Illegal')."""
     QUADS = "quads"
     """Four of a kind alone, beaten only by a higher four (000 'Playing quads without an odd
     card'; 000 wiki var. 3; 001)."""
@@ -140,6 +149,7 @@ class PassDraw(StrEnum):
     """Drawing from the stock as the price of a pass (requires ``leftover=stock``)."""
 
     NONE = "none"
+    """A pass draws nothing (000, 001, 002 standard)."""
     ONE = "one"
     """Draw one card (000 three/two-player; 000 wiki var. 18; 001; 002 var. 10)."""
     PLAY_SIZE = "play-size"
@@ -147,6 +157,8 @@ class PassDraw(StrEnum):
 
 
 class StockEmpty(StrEnum):
+    """What passing costs once the stock has run out (with ``pass_draw``)."""
+
     NO_DRAW = "no-draw"
     """When the stock runs out, passing costs nothing more (000)."""
     RESHUFFLE_DISCARDS = "reshuffle-discards"
@@ -170,12 +182,17 @@ class LastCardDuty(StrEnum):
     """Duty of the player before one who has a single card left."""
 
     NONE = "none"
+    """No duty: the player before a last card plays as they like (000:182 Indonesia 'the next
+    player is not placed under any constraints'; 001; 002)."""
     HIGHEST_SINGLE = "highest-single"
-    """A single you play (lead or follow) must be your highest card; you may lead a
-    combination of more cards instead, and may still pass (000 'Last Card'; 000 money rule)."""
+    """You must play your highest single card or a combination of more than one card: a
+    single you lead must be your highest card, and on a single you may not pass while your
+    highest card beats it (000:180 'you must play your highest single card or a combination
+    of more than one card').  With nothing that beats the table you pass as usual."""
     HIGHEST_SINGLE_NO_PASS = "highest-single-no-pass"
-    """As above, and you may not pass on a single that your highest card beats (003: 'must
-    play their highest hand, if they can play anything')."""
+    """The same duty, in the words of 003:54 ('must play their highest hand, if they can
+    play anything').  Kept as its own value because it names the duty of the ``house-003``
+    preset and of logs made before ``highest-single`` stopped allowing a pass."""
 
 
 class FinalRestriction(StrEnum):
@@ -252,7 +269,13 @@ class Settlement(StrEnum):
     PUSOY_DOS = "pusoy-dos"
     """Winner scores 1, doubled for each two in the last play; others 0 (000 Pusoy Dos)."""
     PLACES = "places"
-    """With play to the end: 5, 3, 1, 0 points by finishing place (000)."""
+    """With play to the end: 5, 3, 1, 0 points by finishing place (000:217, the Pusoy Dos
+    version 'that goes on until only one player has cards left')."""
+    FINISHING_ORDER = "finishing-order"
+    """With play to the end, no points: the finishing order is the result (000 wiki var. 32
+    'players are ranked according to the order they got rid of their cards'; the President
+    game's titles, 000:409, 002:100).  A seat's score is the number of seats that finished
+    after it (3, 2, 1, 0 with four players), so match totals rank by the finishing order."""
     INDONESIA = "indonesia"
     """Indonesian scoring: bonuses for unbeaten quads/straight flushes/four twos, winner -5
     or -10 per two, losers 1 per card and 5 per two (000, Harold Hutabarat); the score is
@@ -267,6 +290,7 @@ class Exchange(StrEnum):
     """Cards changing hands after the deal, before the first play."""
 
     NONE = "none"
+    """Nobody exchanges cards (000, 001, 002, 003 standard)."""
     PRESIDENT = "president"
     """From the second deal, by last deal's finishing order: the first (President) gives his
     two lowest cards to the last (Scum), who gives his two highest back; second and third
@@ -291,10 +315,17 @@ class PenaltySchedule:
     tiers: Tiers = ((10, 2), (13, 3))
     """Card-count multipliers for four players: 1 per card, x2 from 10, x3 at 13 (000, 001)."""
     tiers_three_players: Tiers | None = ((12, 2), (17, 3))
-    """Three players: x2 from 12, x3 at 17 (000 wiki 'more than 11 and less than 17'); None
-    uses ``tiers`` for three players too."""
+    """Three players dealt more than 13 cards each (17): x2 from 12, x3 at 17 (000:340 and
+    002:61 'more than 11 and less than 17 ... double', '17 ... triple').  None uses ``tiers``
+    for them too, which is Pagat's schedule: 'the payment per card ... from a player holding
+    more than 13 cards is the same as from a player with 13 cards' (000:246).  Three players
+    dealt 13 each (dead hand, stock, cards set aside) hold four-player hands and always pay
+    by ``tiers``."""
     tiers_two_players: Tiers | None = None
+    """Two players dealt more than 13 cards each; None (no text gives a two-player schedule,
+    000:250 says 'the play is as in the four-player game') uses ``tiers``."""
     card_values: CardValues = CardValues.FLAT
+    """What each card left is worth before the multipliers (see the values below)."""
     twos_double: bool = False
     """Each two left in hand doubles the penalty again (000 'double the penalty yet again for
     each two'; 000 wiki 'double the count for each unused 2')."""
@@ -312,11 +343,14 @@ class PenaltySchedule:
     single, and did not, pays the other losers' penalties too (000 money rule; 000 wiki
     'Penalty for assistance'; 002)."""
 
-    def tiers_for(self, players: int) -> Tiers:
-        if players == 3 and self.tiers_three_players is not None:
-            return self.tiers_three_players
-        if players == 2 and self.tiers_two_players is not None:
-            return self.tiers_two_players
+    def tiers_for(self, players: int, hand_size: int) -> Tiers:
+        """The multipliers for a deal of ``players`` seats dealt ``hand_size`` cards each: the
+        short-handed schedules are written for hands bigger than the four-player 13."""
+        if hand_size > 13:
+            if players == 3 and self.tiers_three_players is not None:
+                return self.tiers_three_players
+            if players == 2 and self.tiers_two_players is not None:
+                return self.tiers_two_players
         return self.tiers
 
 
@@ -385,6 +419,14 @@ class RuleSet:
         "000, 001, 002 var. 3, 003",
         default="ace-low",
     )
+    straight_flushes: str | None = _opt(
+        "Named order of the sequences inside straight flushes, when it is not the order of "
+        "straights; None uses ``straights``.  A suited run that is no sequence in this order "
+        "is a flush.",
+        "002:33 straights 'The highest straight is A-2-3-4-5', 002:37-38 straight flushes "
+        "'twos rank low', 'Royal Flush ... the highest combination'",
+        default=None,
+    )
     flush_compare: FlushCompare = _opt(
         "How flushes compare.", "000, 002 var. 4, 003", default=FlushCompare.SUIT_FIRST
     )
@@ -406,6 +448,14 @@ class RuleSet:
         "Sizes of play that a bomb may beat.",
         "000 (singles, pairs, triples); 000 wiki var. 22 (singles and pairs)",
         default=frozenset(),
+    )
+    bomb_takes_trick: bool = _opt(
+        "A bomb dropped on a play of another size takes the trick at once: nobody may answer "
+        "it and its player leads next (otherwise the next player may answer with a higher "
+        "five-card hand).",
+        "001:41 'may be dropped on a single, a pair or a triple ... and takes the round "
+        "outright'",
+        default=False,
     )
 
     # --- leading ------------------------------------------------------------------------
@@ -459,6 +509,13 @@ class RuleSet:
     play_to_end: bool = _opt(
         "Play on until one player has cards; finishing order is recorded.",
         "000 'Playing until only one player has cards'; 000 wiki var. 32",
+        default=False,
+    )
+    follow_president: bool = _opt(
+        "With play_to_end: while the last play of the first player out (the President) is on "
+        "the table, the players after them may not pass if they can beat it.",
+        "002:100 'The players next to the new President must follow the President's last play "
+        "if possible' (000:409 reads 'can follow', the default)",
         default=False,
     )
 
@@ -527,11 +584,12 @@ class RuleSet:
             out.append("players must be 2, 3 or 4")
         if sorted(self.suit_order) != sorted("CDHS"):
             out.append("suit_order must be a permutation of 'DCHS'")
-        if self.straights not in STRAIGHT_ORDERS:
-            try:
-                find_straight_order(self.straights)
-            except ValueError as e:
-                out.append(str(e))
+        for order in (self.straights, self.straight_flushes):
+            if order is not None and order not in STRAIGHT_ORDERS:
+                try:
+                    find_straight_order(order)
+                except ValueError as e:
+                    out.append(str(e))
         hand = self.hand_size()
         if hand < 1:
             out.append("cards_per_player must be at least 1")
@@ -566,8 +624,20 @@ class RuleSet:
             out.append("bombs on five-card hands need five_card_compare by-type or same-type-only")
         if self.bomb_kinds and not self.bomb_targets:
             out.append("bomb_kinds need bomb_targets")
-        if self.settlement is Settlement.PLACES and not self.play_to_end:
-            out.append("settlement=places needs play_to_end")
+        if self.settlement in (Settlement.PLACES, Settlement.FINISHING_ORDER):
+            if not self.play_to_end:
+                out.append(f"settlement={self.settlement} needs play_to_end")
+            if self.penalty.assist_penalty:
+                # 002:69 'If the scoring system is by ranks ... then this rule doesn't apply!'
+                out.append(f"the assistance penalty does not apply to settlement={self.settlement}")
+        if self.straight_flushes is not None and not (
+            {FiveKind.STRAIGHT_FLUSH, FiveKind.ROYAL_FLUSH} & set(self.five_card_order)
+        ):
+            out.append("straight_flushes needs straight-flush in five_card_order")
+        if self.follow_president and not self.play_to_end:
+            out.append("follow_president needs play_to_end")
+        if self.bomb_takes_trick and not self.bomb_kinds:
+            out.append("bomb_takes_trick needs bomb_kinds")
         if self.lowest_card_every is not None and self.lowest_card_every < 1:
             out.append("lowest_card_every must be positive")
         if self.straight_flush_plus_two and (
@@ -607,6 +677,15 @@ class RuleSet:
     def straight_order(self) -> StraightOrder:
         return find_straight_order(self.straights)
 
+    @property
+    def straight_flush_order(self) -> StraightOrder:
+        """The sequence order inside straight flushes (``straight_flushes``, else ``straights``)."""
+        return find_straight_order(self.straight_flushes or self.straights)
+
+    def penalty_tiers(self) -> Tiers:
+        """The card-count multipliers that apply to this rule set's deals."""
+        return self.penalty.tiers_for(self.players, self.hand_size())
+
     def with_options(self, **changes: Any) -> RuleSet:
         """A new rule set with some options changed (values may be given as plain strings)."""
         return dataclasses.replace(self, **_coerce(changes))
@@ -645,6 +724,7 @@ _ENUM_FIELDS: dict[str, Any] = {
     "settlement": Settlement,
     "exchange": Exchange,
 }
+"""Options whose value is one member of an enum."""
 _ENUM_SET_FIELDS: dict[str, Any] = {
     "bomb_kinds": FiveKind,
     "forbidden_final": FinalRestriction,

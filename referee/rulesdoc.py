@@ -16,7 +16,7 @@ import inspect
 from typing import Any
 
 from . import rules as rules_module
-from .presets import PRESETS
+from .presets import OPTION_SYNTAX, OPTION_TYPES, PENALTY_PREFIX, PRESETS
 from .rules import RuleSet, option_fields
 from .straights import STRAIGHT_ORDER_ALIASES, STRAIGHT_ORDERS
 
@@ -138,13 +138,14 @@ COVERAGE: list[tuple[str, str, str]] = [
         "`triple_threes_force=true`",
     ),
     (
-        "Player before a last card must play highest single or a bigger combination",
-        "000",
+        "Player before a last card must play highest single or a bigger combination (no pass "
+        "while the highest single beats the table)",
+        "000:180",
         "`last_card_duty=highest-single`",
     ),
     (
         "Player before a last card must play highest if able to play",
-        "003",
+        "003:54",
         "`last_card_duty=highest-single-no-pass`",
     ),
     (
@@ -223,43 +224,95 @@ COVERAGE: list[tuple[str, str, str]] = [
         "`players=2`, `cards_per_player=17|21|13`, `leftover=set-aside`",
     ),
     ("Play on until one player has cards", "000, 000 wiki 32", "`play_to_end=true`"),
-    ("1 per card, x2 from 10, x3 at 13", "000, 001, 002", "`penalty.tiers=[[10,2],[13,3]]`"),
-    ("x2 for 8-9, x3 for 10-12, x4 for 13", "000, 001", "preset `steep`"),
-    ("x2 from 8, x4 from 10", "000", "`penalty.tiers=[[8,2],[10,4]]`"),
-    ("House 7-11 double, 12-13 triple; three players 11-15, 16-17", "003", "preset `house-003`"),
+    ("1 per card, x2 from 10, x3 at 13", "000:93, 001:35, 002:59", "`penalty.tiers=10:2/13:3`"),
+    ("x2 for 8-9, x3 for 10-12, x4 for 13", "000:196, 001:43", "preset `steep`"),
+    ("x2 from 8, x4 from 10", "000:198", "`penalty.tiers=8:2/10:4`"),
     (
-        "Three players: 17 cards triple, 12-16 double",
-        "000 wiki, 002",
-        "`penalty.tiers_three_players`",
+        "House 7-11 double, 12-13 triple; three players (17 each) 11-15, 16-17",
+        "003:59-60",
+        "preset `house-003` (`house-003+players=3,leftover=set-aside` for 17 each; with "
+        "the dead hand the hands are 13 and the four-player steps apply)",
     ),
-    ("Da Lao Er: 1 per card to 10, 2 from 11", "000", "preset `bu-bu-gao-sheng`"),
-    ("Flat one per card", "000, 003", "`penalty.tiers=[]`"),
-    ("Each two left doubles the penalty", "000, 000 wiki", "`penalty.twos_double=true`"),
-    ("Only the starter pays the multiplier", "000", "`penalty.multiplier_only_for_starter`"),
+    (
+        "Three players, 17 each: 17 cards triple, 12-16 double",
+        "000:340, 002:61",
+        "preset `three-player-wiki`, also `standard+players=3` "
+        "(`penalty.tiers_three_players=12:2/17:3`)",
+    ),
+    (
+        "Three players, 17 each: more than 13 cards pay as 13 (3 per card), 10-12 double",
+        "000:246",
+        "preset `three-player` (`penalty.tiers_three_players=None`)",
+    ),
+    ("Da Lao Er: 1 per card to 10, 2 from 11", "000:106", "preset `bu-bu-gao-sheng`"),
+    ("Flat one per card", "000:202, 003", "`penalty.tiers=` (nothing after `=`)"),
+    ("Each two left doubles the penalty", "000:198, 000:340", "`penalty.twos_double=true`"),
+    (
+        "Only the starter pays the multiplier",
+        "000:194",
+        "`penalty.multiplier_only_for_starter=true`",
+    ),
     (
         "Unused two / four of a kind / straight flush doubles the payment",
-        "000 wiki",
-        "`penalty.unused_power_doubles`",
+        "000:338",
+        "`penalty.unused_power_doubles=true`",
     ),
     (
         "Winning with a two / four of a kind / straight flush doubles",
-        "000 wiki",
-        "`penalty.special_finish_doubles`",
+        "000:338",
+        "`penalty.special_finish_doubles=true`",
     ),
-    ("Winning with a play of twos only doubles", "000", "`penalty.finishing_twos_double`"),
+    ("Winning with a play of twos only doubles", "000:204", "`penalty.finishing_twos_double=true`"),
     (
         "Card values 1/2/3/4 or 1..13 instead of a count",
-        "000",
+        "000:206",
         "`penalty.card_values=honours` / `pip`",
     ),
-    ("Penalty for assisting the winner", "000, 000 wiki, 002", "`penalty.assist_penalty`"),
+    (
+        "Penalty for assisting the winner: the player before the winner, who could have "
+        "stopped the winning single, pays all",
+        "000:95-100, 000:344-346, 002:65-67",
+        "`penalty.assist_penalty=true` (refused with scoring by ranks, 002:69)",
+    ),
     ("Winner collects only", "000, 001", "`settlement=winner-collects`"),
     ("Every pair settles the difference", "000, 001", "`settlement=pairwise`"),
     ("Pairwise by card-count difference (Anthony Kam)", "000", "`settlement=pairwise-difference`"),
     ("Penalty points only, lowest total wins", "001, 003", "`settlement=penalty-only`"),
     ("Taiwan: one loser pays a fixed stake", "000", "`settlement=loser-pays`"),
     ("Pusoy Dos: winner 1, doubled per two in the last play", "000", "`settlement=pusoy-dos`"),
-    ("Places 5/3/1/0 when playing to the end", "000", "`settlement=places`"),
+    (
+        "Pusoy Dos played until one player has cards: places 5/3/1/0",
+        "000:217",
+        "`settlement=places`, `play_to_end=true`",
+    ),
+    (
+        "No points, players ranked by the order they went out (President titles, penning)",
+        "000 wiki 32, 000:396, 000:409, 002:100",
+        "`settlement=finishing-order` (presets `president`, `hawaii-penning`)",
+    ),
+    (
+        "President: the players after the President must follow the President's last play",
+        "002:100 ('must follow'; 000:409 'can follow')",
+        "`follow_president=true` (preset `president`)",
+    ),
+    (
+        "An honour hand dropped on a smaller play takes the round outright",
+        "001:41",
+        "`bomb_takes_trick=true` with `bomb_kinds`",
+    ),
+    (
+        "Straight flushes ranked with twos low (royal on top) while A2345 is the top straight",
+        "002:33, 002:37-38",
+        "`straights=hong-kong,straight_flushes=ace-low`",
+    ),
+    (
+        "Names of the game: Big Two, Big Deuce, Deuces, Da Lao Er, top dog / Choh Dai Di, "
+        "Chor Dai Di, Dai Di / Capsa, Cap Sa, Capsa Banting / Pusoy, Sikitcha, Chikicha",
+        "000:23-27, 000:293-295, 001:2, 002:11",
+        "aliases of `standard` / `hong-kong` (Cantonese, Hong Kong) / `indonesia` / "
+        "`pusoy-dos`; Bu Bu Gao Sheng names GameSky's variant (000:106), preset "
+        "`bu-bu-gao-sheng`",
+    ),
     ("Indonesian scoring", "000", "`settlement=indonesia` (preset `indonesia`)"),
     (
         "Dealer choice, cutting, exposing a card to pick the first receiver",
@@ -356,10 +409,14 @@ def _enum_member_docs() -> dict[str, dict[str, str]]:
 
 
 def _value(v: Any) -> str:
+    if v is None:
+        return "`None`"
     if isinstance(v, enum.Enum):
         return f"`{v.value}`"
     if isinstance(v, (frozenset, set)):
         return "`[" + ", ".join(sorted(str(getattr(x, "value", x)) for x in v)) + "]`"
+    if isinstance(v, tuple) and all(isinstance(x, tuple) for x in v):
+        return "`" + ("/".join(f"{a}:{m}" for a, m in v) or "(none)") + "`"  # tiers
     if isinstance(v, tuple):
         return "`[" + ", ".join(str(getattr(x, "value", x)) for x in v) + "]`"
     if dataclasses.is_dataclass(v):
@@ -385,25 +442,50 @@ def render() -> str:
     add('`find_ruleset("standard", players=3, pass_rule="trick")`. Bots receive the rule set\'s')
     add("name and every option in each request.")
     add("")
+    add("## Naming a rule set in one string")
+    add("")
+    add("Wherever a rule set is asked for by name (the API's and the tournament forms' `ruleset`,")
+    add("the command line, `find_ruleset`), a preset or alias may be followed by `+` and option")
+    add("changes written `key=value`, separated by commas:")
+    add("")
+    add("```")
+    add("standard+players=3,pass_rule=trick")
+    add("standard+penalty.assist_penalty=true,penalty.tiers=8:2/10:3/13:4")
+    add("lukang+bomb_takes_trick=true")
+    add("```")
+    add("")
+    add("Every option below can be written this way; the penalty schedule's fields are written")
+    add(f"`{PENALTY_PREFIX}<field>`. A derived rule set is named in this form with its changes")
+    add("sorted by key, so its name (in logs, standings, the arena) always reads back to the same")
+    add("rules. How each type of value is written:")
+    add("")
+    add("| type | written as |")
+    add("|---|---|")
+    for kind, how in OPTION_SYNTAX.items():
+        add(f"| {kind} | {how} |")
+    add("")
     add("## Options")
     add("")
-    add("| option | default | meaning | source |")
-    add("|---|---|---|---|")
+    add("| option | type | default | meaning | source |")
+    add("|---|---|---|---|---|")
     default = RuleSet()
     for f in option_fields():
+        kind = OPTION_TYPES.get(f.name, "field by field, see below")
         add(
-            f"| `{f.name}` | {_value(getattr(default, f.name))} | {f.metadata['doc']} | "
+            f"| `{f.name}` | {kind} | {_value(getattr(default, f.name))} | {f.metadata['doc']} | "
             f"{f.metadata['source']} |"
         )
     add("")
     add("### Penalty schedule (`penalty`)")
     add("")
-    add("| field | default | meaning |")
-    add("|---|---|---|")
+    add("| field | type | default | meaning |")
+    add("|---|---|---|---|")
     pdocs = _field_docs("PenaltySchedule")
     for f in dataclasses.fields(default.penalty):
+        name = PENALTY_PREFIX + f.name
         add(
-            f"| `{f.name}` | {_value(getattr(default.penalty, f.name))} | {pdocs.get(f.name, '')} |"
+            f"| `{name}` | {OPTION_TYPES[name]} | {_value(getattr(default.penalty, f.name))} | "
+            f"{pdocs.get(f.name, '')} |"
         )
     add("")
     add("### Values of the enumerated options")
@@ -423,7 +505,10 @@ def render() -> str:
     add("## Sequence orders (`straights`)")
     add("")
     add("Lowest first; `=` joins sequences of one level, which compare by the suit of their")
-    add("tie-break card. Straight flushes use the same order.")
+    add("tie-break card. Straight flushes use the same order unless `straight_flushes` names")
+    add("another one (002:33 and 002:37-38 rank straights with A-2-3-4-5 highest but straight")
+    add("flushes with twos low and the royal flush on top: `straights=hong-kong,")
+    add("straight_flushes=ace-low`).")
     add("")
     add("| name | order | tie-break card | source |")
     add("|---|---|---|---|")

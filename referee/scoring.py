@@ -47,7 +47,7 @@ def holds_power(hand: int, deal: Deal) -> bool:
     t = deal.t
     for s in range(4):
         suited = hand & t.suit_masks[s]
-        for pattern in t.window_of:
+        for pattern in t.suited_window_of:
             if (suited >> s) & pattern == pattern:
                 return True
     return False
@@ -61,7 +61,7 @@ def penalty_of(deal: Deal, seat: int) -> int:
     if n == 0:
         return 0
     base = card_points(hand, sched.card_values)
-    tiers = sched.tiers_for(deal.rules.players)
+    tiers = deal.rules.penalty_tiers()
     mult = tier_multiplier(n, tiers)
     if sched.multiplier_only_for_starter and seat != deal.starter:
         mult = 1
@@ -97,14 +97,19 @@ def _is_straight_flush(m: int, deal: Deal) -> bool:
     if m.bit_count() != 5:
         return False
     s = (m & -m).bit_length() - 1 & 3
-    return m & deal.t.suit_masks[s] == m and (m >> s) in deal.t.window_of
+    return m & deal.t.suit_masks[s] == m and (m >> s) in deal.t.suited_window_of
 
 
 def _assistant(deal: Deal, winner: int) -> int | None:
     """The seat that let the winner go out with a single it could have stopped (if any).
 
-    Player A assisted player B when B went out with a single played on A's single, and A held
-    a single that B's last card would not have beaten (000 and 002 'Penalty for assistance').
+    Player A is the player before the winner in turn order: 'if the person playing after you
+    has only one card left ... If you ignore these precautions, and as a result the person
+    after you wins by playing their single card, you have to pay' (000:95-100).  A assisted
+    when the winner's last play was a single on a trick of singles in which A had a turn, and
+    at that turn A held a single higher than the winner's card -- whether A then played a
+    lower single or passed (000:344 'Player A could have prevented this from happening by
+    playing a higher card'; 002:65).  A winner who led its last card was assisted by nobody.
     """
     log = deal.log
     if not log or log[-1][0] != winner or log[-1][1].bit_count() != 1:
@@ -112,19 +117,17 @@ def _assistant(deal: Deal, winner: int) -> int | None:
     last = log[-1][1]
     power = deal.t.power
     lp = power[last.bit_length() - 1]
-    for i in range(len(log) - 2, -1, -1):
-        seat, move, _ = log[i]
-        if not move:
+    before = _seat_before(deal, winner)
+    if before is None:
+        return None
+    # The turns of the trick the winner finished, before its last play.
+    start = max(deal.trick_start, deal.play_start)
+    for seat, move, drew in reversed(log[start:-1]):
+        if move and move.bit_count() != 1:
+            return None  # not a trick of singles
+        if seat != before:
             continue
-        if move.bit_count() != 1 or seat == winner:
-            return None
-        played_before = 0
-        drawn_before = 0
-        for s2, m2, d2 in log[:i]:
-            if s2 == seat:
-                played_before |= m2
-                drawn_before |= d2
-        held = (deal.dealt[seat] | drawn_before) & ~played_before
+        held = (deal.hands[seat] | move) & ~drew  # what the seat held at that turn
         m = held
         while m:
             low = m & -m
@@ -132,6 +135,18 @@ def _assistant(deal: Deal, winner: int) -> int | None:
                 return seat
             m ^= low
         return None
+    return None
+
+
+def _seat_before(deal: Deal, winner: int) -> int | None:
+    """The seat whose turn comes just before the winner's among the seats still holding cards
+    (the winner's own hand is empty now, so it is looked for directly)."""
+    n = deal.rules.players
+    s = winner
+    for _ in range(n - 1):
+        s = (s - deal.step) % n
+        if deal.hands[s]:
+            return s
     return None
 
 
@@ -196,6 +211,11 @@ def _settle_scores(
     if st is Settlement.PUSOY_DOS:
         last = _final_play(deal)
         return [2 ** (last & TWOS).bit_count() if s == winner else 0 for s in range(n)]
+    if st is Settlement.FINISHING_ORDER:
+        out = [0] * n
+        for place, s in enumerate(order):
+            out[s] = n - 1 - place
+        return out
     if st is Settlement.PLACES:
         points = [*[5, 3, 1][: n - 1], 0]
         out = [0] * n

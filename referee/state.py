@@ -62,10 +62,10 @@ MAX_REDEALS = 1000
 class _Setup(NamedTuple):
     """What every deal of one rule set starts from (see :func:`_setup_for`)."""
 
-    flags: tuple[bool, bool, bool, bool, bool, bool, bool, bool]
+    flags: tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]
     """strict pass rule, pass ends the trick, draws on a pass, turn duties, plain passes,
-    plain answers to singles, out-of-turn bomb offers, exchanges before play: the ``Deal``
-    fields of those names."""
+    plain answers to singles, out-of-turn bomb offers, exchanges before play, bombs that take
+    the trick: the ``Deal`` fields of those names."""
     after: dict[int, tuple[int, ...]]
     """Per direction step (1 or -1): the seat after each seat."""
 
@@ -84,6 +84,7 @@ def _setup_for(rules: RuleSet) -> _Setup:
         rules.last_card_duty is not LastCardDuty.NONE
         or bool(rules.forbidden_final)
         or rules.triple_threes_force
+        or rules.follow_president
     )
     flags = (
         strict,
@@ -94,6 +95,7 @@ def _setup_for(rules: RuleSet) -> _Setup:
         tables_for(rules).plain_singles,
         rules.bombs_out_of_turn,
         rules.exchange is not Exchange.NONE or rules.spare_trade,
+        rules.bomb_takes_trick,
     )
     n = rules.players
     after = {step: tuple((s + step) % n for s in range(n)) for step in (1, -1)}
@@ -193,6 +195,8 @@ class Deal:
     _bomb_offers: bool = False
     _exchanges: bool = False
     """The rule set exchanges or trades cards before play."""
+    _bomb_wins: bool = False
+    """A bomb on a play of another size ends the trick (``bomb_takes_trick``)."""
     _after: tuple[int, ...] = ()
     """The seat after each seat in turn order (whether or not it still holds cards)."""
     phase: int = 0
@@ -241,6 +245,7 @@ class Deal:
             d._plain_singles,
             d._bomb_offers,
             d._exchanges,
+            d._bomb_wins,
         ) = setup.flags
         d._after = setup.after[step]
         d._deal()
@@ -614,16 +619,18 @@ class Deal:
     def _turn_duties(
         self, seat: int, h: int, plays: list[int], may_pass: bool
     ) -> tuple[list[int], bool]:
-        """Rules about this particular turn: last-card duty, forbidden last plays, and the
-        triple-threes force."""
+        """Rules about this particular turn: last-card duty, forbidden last plays, the
+        triple-threes force and following the President."""
         t, kind, rules = self.t, self.table_kind, self.rules
-        duty = rules.last_card_duty
-        if duty is not LastCardDuty.NONE and kind <= 1:
+        if rules.last_card_duty is not LastCardDuty.NONE and kind <= 1:
             nxt = self.next_seat_any(seat)
             if nxt != seat and self.hands[nxt].bit_count() == 1:
+                # 000:180 'you must play your highest single card or a combination of more
+                # than one card' (003:54 the same): a single must be the highest card, and
+                # no pass while that card beats the table.
                 top = self._highest_card(h)
                 plays = [m for m in plays if m.bit_count() != 1 or m == top]
-                if duty is LastCardDuty.HIGHEST_SINGLE_NO_PASS and kind and top in plays:
+                if kind and top in plays:
                     may_pass = False
         if t.any_final_rule and h in plays and t.is_forbidden_final(h):
             plays = [m for m in plays if m != h]  # only a play of the whole hand is refused
@@ -635,6 +642,17 @@ class Deal:
             and plays
             and all(m & TWOS == m for m in plays)
         ):
+            may_pass = False
+        if (
+            rules.follow_president
+            and kind
+            and plays
+            and self.finished
+            and self.table_seat == self.finished[0]
+            and not self.hands[self.table_seat]
+        ):
+            # 002:100 'The players next to the new President must follow the President's
+            # last play if possible': the President's last play is still on the table.
             may_pass = False
         return plays, may_pass
 
@@ -680,13 +698,28 @@ class Deal:
             self.push(move)
             return
         if move == PASS:
-            raise DoesNotBeatError("you may not pass now")
+            raise DoesNotBeatError(self._why_no_pass())
         p = classify(move, self.t)
         if p is None:
             raise NotACombinationError("those cards are not a combination in this rule set")
         if not beats(p, self.table, self.t):
             raise DoesNotBeatError("that play does not beat the table")
         raise DoesNotBeatError(self._why_not(move))
+
+    def _why_no_pass(self) -> str:
+        """Name the rule that refuses a pass."""
+        if not self.table_kind and not self.phase:
+            return "you may not pass now: you are leading"
+        if self.rules.follow_president and self.finished and self.table_seat == self.finished[0]:
+            return "you may not pass: you must follow the President's last play if you can"
+        if self.rules.last_card_duty is not LastCardDuty.NONE:
+            nxt = self.next_seat_any(self.to_move)
+            if nxt != self.to_move and self.hands[nxt].bit_count() == 1:
+                return (
+                    "you may not pass: the player before a last card must play their highest "
+                    "single when it beats the table"
+                )
+        return "you may not pass now"
 
     def _why_not(self, move: int) -> str:
         """Name the rule that refuses a combination which would otherwise beat the table."""
@@ -727,6 +760,7 @@ class Deal:
         hands = self.hands
         h = hands[seat] ^ move
         hands[seat] = h
+        answered = self.table_kind
         if move & (move - 1):
             self.table_kind, self.table_key, self.table_level = self._classified(seat, move)
         else:
@@ -741,6 +775,10 @@ class Deal:
         self.trick_cards |= move
         self.lead_passes = 0
         if not h and self._out(seat, move):
+            return
+        if self._bomb_wins and self.table_kind == 5 and answered not in (0, 5):
+            # 001:41 an honour hand dropped on a smaller play 'takes the round outright'
+            self._end_trick()
             return
         if self._strict:
             self._after_strict_play(seat, h)

@@ -58,6 +58,8 @@ def option_schema():
             d["type"] = "boolean"
         elif t == "str":
             d["type"] = "string"
+        elif t == "str | None":
+            d["type"] = ["string", "null"]
         elif t.startswith(("tuple[", "frozenset[")):
             inner = t[t.index("[") + 1 : t.index("]")].split(",")[0].strip()
             ic = getattr(rules_module, inner, None)

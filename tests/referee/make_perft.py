@@ -27,6 +27,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from referee import PRESETS, RuleSet, mask_text
 
@@ -78,6 +79,25 @@ def positions(name: str, rules: RuleSet) -> list[dict[str, object]]:
     return out
 
 
+def recorded_options(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A file's options, with options added to the engine since it was made at their default
+    (a preset that does not use a new option has not changed, so its file stays valid)."""
+    defaults = json.loads(json.dumps(RuleSet().options()))
+    out = {**defaults, **recorded}
+    out["penalty"] = {**defaults["penalty"], **recorded.get("penalty", {})}
+    return out
+
+
+def up_to_date(path: Path, data: dict[str, object]) -> bool:
+    """Whether the file at ``path`` holds ``data``'s positions for the same options."""
+    if not path.exists():
+        return False
+    old = json.loads(path.read_text())
+    now = json.loads(json.dumps(data))
+    same_options = recorded_options(old["options"]) == now["options"]
+    return bool(old["positions"] == now["positions"] and same_options)
+
+
 def build(name: str) -> dict[str, object]:
     rules = PRESETS[name]
     return {
@@ -102,7 +122,7 @@ def main(argv: list[str]) -> int:
         path = DATA / f"{name}.json"
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         if check:
-            same = path.exists() and path.read_text() == text
+            same = up_to_date(path, data)
             print(f"{name}: {'up to date' if same else 'DIFFERS'}")
             status |= not same
         else:

@@ -25,7 +25,10 @@ Conventions, each from a text:
   straight ranks higher in the order (the engine's documented convention; no text covers an
   order without straight flushes).
 * Sequences and their tie-break card come from the named straight order (000 'Use of twos and
-  aces'; 000 wiki var. 9; 002 var. 3).
+  aces'; 000 wiki var. 9; 002 var. 3).  Five ranks in one suit are a straight flush when they
+  are a sequence of the straight-flush order (``straight_flushes``, else the straight order),
+  and a flush otherwise (002:37 '2-A-K-Q-J of a suit is therefore not valid and is only as good
+  as a flush').
 * Flushes: suit first then cards top-down (000 standard), top card then suit (000 Hong Kong),
   or all cards top-down then suit (000 'as in Poker').
 * Full house and triple-with-junk: the triple's rank; quads: the quad's rank (000; wiki var. 7).
@@ -106,6 +109,12 @@ class _Ref:
         for ranks, level, tb in find_straight_order(rules.straights).windows:
             key = frozenset(RANK_CHARS.index(ch) for ch in ranks)
             self.windows[key] = (level, RANK_CHARS.index(tb))
+        # the same for runs within one suit (002:37 straight flushes 'twos rank low')
+        self.suited_windows: dict[frozenset[int], tuple[int, int]] = {}
+        sf_name = getattr(rules, "straight_flushes", None) or rules.straights
+        for ranks, level, tb in find_straight_order(sf_name).windows:
+            key = frozenset(RANK_CHARS.index(ch) for ch in ranks)
+            self.suited_windows[key] = (level, RANK_CHARS.index(tb))
         self.run_lengths = frozenset(getattr(rules, "straight_lengths", frozenset()))
         self.chop = bool(getattr(rules, "chop", False))
         self.sf_plus_two = bool(getattr(rules, "straight_flush_plus_two", False))
@@ -134,8 +143,7 @@ class _Ref:
         distinct = frozenset(ranks)
         if len(distinct) == 5:
             suited = len({c & 3 for c in cards}) == 1
-            seq = distinct in self.windows
-            if seq and suited:
+            if suited and distinct in self.suited_windows:
                 if FiveKind.ROYAL_FLUSH in allowed and set(ranks) == set(range(TEN, ACE + 1)):
                     return FiveKind.ROYAL_FLUSH
                 if FiveKind.STRAIGHT_FLUSH in allowed:
@@ -144,7 +152,7 @@ class _Ref:
                 if not options:
                     return None
                 return max(options, key=lambda k: allowed[k])
-            if seq:
+            if not suited and distinct in self.windows:
                 return FiveKind.STRAIGHT if FiveKind.STRAIGHT in allowed else None
             if suited:
                 return FiveKind.FLUSH if FiveKind.FLUSH in allowed else None
@@ -169,7 +177,8 @@ class _Ref:
         ranks = [_rank(c) for c in cards]
         counts = Counter(ranks)
         if kind in (FiveKind.STRAIGHT, FiveKind.STRAIGHT_FLUSH, FiveKind.ROYAL_FLUSH):
-            level, tb = self.windows[frozenset(ranks)]
+            windows = self.windows if kind is FiveKind.STRAIGHT else self.suited_windows
+            level, tb = windows[frozenset(ranks)]
             if not self.ties:
                 return (level,)
             (tb_card,) = [c for c in cards if _rank(c) == tb]
@@ -201,7 +210,7 @@ class _Ref:
         best: tuple[int, ...] | None = None
         for suit in range(4):
             ranks = frozenset(_rank(c) for c in cards if _suit(c) == suit)
-            for window, (level, _tb) in self.windows.items():
+            for window, (level, _tb) in self.suited_windows.items():
                 if window <= ranks:
                     key = (level, self.suit_rank[suit]) if self.ties else (level,)
                     if best is None or key > best:

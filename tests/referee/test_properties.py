@@ -231,7 +231,10 @@ def expected_penalty(rules: RuleSet, hand: int) -> int:
             CardValues.TWOS_FIVE: [1] * 12 + [5],
         }[sched.card_values]
         base = sum(values[c // 4] for c in range(52) if hand >> c & 1)
-    tiers = sched.tiers_for(rules.players)
+    # The short-handed schedules are for hands of more than 13 cards (000:340, 003:60);
+    # thirteen-card hands pay by the four-player steps (000:246).
+    short = {3: sched.tiers_three_players, 2: sched.tiers_two_players}.get(rules.players)
+    tiers = short if short is not None and rules.hand_size() > 13 else sched.tiers
     mult = 1
     for at_least, m in tiers:
         if n >= at_least:

@@ -263,15 +263,19 @@ def test_house_three_players_seventeen_each(cards: int, penalty: int) -> None:
     assert o.penalties == (0, penalty, 0)
 
 
-@pytest.mark.parametrize(("cards", "penalty"), [(10, 10), (11, 22), (12, 24), (13, 26)])
+@pytest.mark.parametrize(("cards", "penalty"), [(6, 6), (7, 14), (11, 22), (12, 36), (13, 39)])
 def test_house_three_players_dead_hand(cards: int, penalty: int) -> None:
-    """003:60 'Three Players: Players holding 11-15 cards must double their points' -- the
-    three-player schedule of 003 is the schedule of its three-player game, which 003:19 (and
-    the preset) deal as thirteen each with a dead hand."""
+    """003:19 deals three players 13 cards each with a dead hand: four-player hands, so the
+    four-player steps of 003:59 apply ('7-11 cards must double', '12-13 cards must triple').
+    003:60's steps (11-15 double, 16-17 triple) are written for 003:20's 17-card hands: with
+    them a player who never played would pay 26, less than the 39 of the four-player game."""
     rules = find_ruleset("house-003", players=3)
-    assert rules.leftover is Leftover.GHOST_HAND
+    assert rules.leftover is Leftover.GHOST_HAND and rules.hand_size() == 13
     o = settled(rules, ["", plain(1, cards), ""], 0, "5S")
     assert o.penalties == (0, penalty, 0)
+    never_played = settled(rules, ["", plain(1, 13), ""], 0, "5S").penalties[1]
+    four_players = settled(find_ruleset("house-003"), ["", plain(1, 13), "", ""], 0, "5S")
+    assert never_played == four_players.penalties[1] == 39
 
 
 @pytest.mark.parametrize(
@@ -361,9 +365,10 @@ def test_pusoy_dos(last: str, points: int) -> None:
     [(4, [2, 0, 3, 1], (3, 0, 5, 1)), (3, [1, 2, 0], (0, 5, 3))],
 )
 def test_places(players: int, order: list[int], scores: tuple[int, ...]) -> None:
-    """000:214 'the person who runs out of cards first wins five points, the second player wins
-    3 points, the third wins 1 points and the last one gets no points'."""
-    rules = find_ruleset("hawaii-penning", players=players)
+    """000:217 'When playing the version [of Pusoy Dos, 000:215] that goes on until only one
+    player has cards left, the person who runs out of cards first wins five points, the second
+    player wins 3 points, the third wins 1 points and the last one gets no points'."""
+    rules = find_ruleset("pusoy-dos", players=players, play_to_end=True, settlement="places")
     left = [""] * players
     left[order[-1]] = "5S"
     o = settled(rules, left, order[0], "2D", finished=order)

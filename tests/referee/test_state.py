@@ -472,13 +472,16 @@ def _duty_deal(duty: LastCardDuty, direction: Direction) -> tuple[Deal, int, int
 @pytest.mark.parametrize("direction", [Direction.ANTICLOCKWISE, Direction.CLOCKWISE])
 def test_last_card_duty_highest_single(direction: Direction) -> None:
     """000:180 'if you are playing immediately before a player who has only one card you must
-    play your highest single card or a combination of more than one card'."""
+    play your highest single card or a combination of more than one card': on a single, the
+    highest card and no pass (the audit found the pass still allowed)."""
     d, d_seat, n_seat, o_seat = _duty_deal(LastCardDuty.HIGHEST_SINGLE, direction)
     assert d.to_move == d_seat and d.hands[n_seat].bit_count() == 1
-    assert texts(d.legal_moves()) == options("AS", "")
+    assert texts(d.legal_moves()) == options("AS")
     with pytest.raises(DoesNotBeatError) as e:
         d.play(parse_mask("6S"))
     assert e.value.cause == "does_not_beat"
+    with pytest.raises(DoesNotBeatError, match="highest single"):
+        d.play(PASS)
     play_out(d, [(d_seat, "AS"), (n_seat, None), (o_seat, None)])
     # leading: the highest single or any combination of more cards
     assert d.to_move == d_seat and d.table is None
@@ -493,13 +496,25 @@ def test_last_card_duty_no_pass() -> None:
     assert texts(d.legal_moves()) == options("AS")
 
 
+def test_last_card_duty_passes_when_the_highest_card_does_not_beat() -> None:
+    """000:180 binds a player who can play: with nothing that beats the single, a pass."""
+    rules = small(STD, 5, last_card_duty=LastCardDuty.HIGHEST_SINGLE, players=3)
+    d = rigged_deal(rules, ["9S KS 6S 7D 7C", "4D 4C 5D 5C 9H", "8D 8C 3S 3H AH"], ctx=lead(1))
+    play_out(d, [(1, "4D 4C"), (2, None), (0, None), (1, "5D 5C"), (2, "8D 8C"), (0, None)])
+    play_out(d, [(1, None), (2, "AH")])
+    assert d.to_move == 0 and d.hands[1].bit_count() == 1
+    assert texts(d.legal_moves()) == options("")
+
+
 def test_last_card_duty_not_for_the_other_neighbour() -> None:
-    """The duty binds only the player immediately before the one-card player."""
-    d, d_seat, n_seat, o_seat = _duty_deal(LastCardDuty.HIGHEST_SINGLE, Direction.ANTICLOCKWISE)
-    play_out(d, [(d_seat, None), (n_seat, None)])
-    # O owns the trick; nobody else is left: the trick ends and O leads with D next.
-    assert d.to_move == o_seat and d.table is None
-    assert texts(d.legal_moves()) == options("3H", "JH")
+    """The duty binds only the player immediately before the one-card player: O, whose next
+    seat is D, leads freely although N holds one card."""
+    rules = small(STD, 5, last_card_duty=LastCardDuty.HIGHEST_SINGLE, players=3)
+    d = rigged_deal(rules, ["AS KS 6S 7D 7C", "4D 4C 5D 5C 9H", "8D 8C 3S 3H JH"], ctx=lead(1))
+    play_out(d, [(1, "4D 4C"), (2, None), (0, None), (1, "5D 5C"), (2, "8D 8C")])
+    play_out(d, [(0, None), (1, None)])
+    assert d.to_move == 2 and d.table is None and d.hands[1].bit_count() == 1
+    assert texts(d.legal_moves()) == options("3S", "3H", "JH", "3S 3H")
 
 
 def test_no_last_card_duty_in_the_standard_game() -> None:
@@ -848,7 +863,8 @@ def test_play_to_end_finishing_order() -> None:
     play_out(d, [(2, "7C")])
     assert d.over and d.outcome is not None
     assert d.outcome.finish_order == (0, 1, 2, 3)
-    assert d.outcome.scores == (5, 3, 1, 0)
+    # 000:396 gives penning no points: the finishing order is the result (000 wiki var. 32)
+    assert d.outcome.scores == (3, 2, 1, 0)
     assert d.outcome.winner == 0
 
 
