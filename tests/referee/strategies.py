@@ -109,6 +109,30 @@ def _variants() -> dict[str, RuleSet]:
     )
     add("twos-low-highest-card", twos_low_after_bomb=True, five_card_compare="highest-card")
     add("dragon-3p-no-ties", dragon_play=True, players=3, suits_break_ties=False)
+    # straight flushes in their own sequence order (002:33, 002:37-38)
+    add("sf-order-002", straights="hong-kong", straight_flushes="ace-low")
+    add(
+        "sf-order-two-high-bombs",
+        straights="two-high-no-wrap",
+        straight_flushes="no-two",
+        bomb_kinds=frozenset({SF}),
+        bomb_targets=frozenset({1, 2, 5}),
+        flush_compare=FlushCompare.TOP_CARD,
+    )
+    add(
+        "sf-order-royal-no-ties",
+        straights="a2345-high",
+        straight_flushes="wraparound",
+        five_card_order=(S, F, FH, SF, Q, ROYAL),
+        suits_break_ties=False,
+    )
+    add(
+        "sf-order-plus-two",
+        straights="ace-low",
+        straight_flushes="two-high",
+        five_card_order=(S, F, FH, Q, SF),
+        twos_low_after_bomb=True,
+    )
     return v
 
 
@@ -151,6 +175,9 @@ def rulesets(draw: st.DrawFn) -> RuleSet:
             else st.just(frozenset())
         ),
         "twos_low_after_bomb": draw(st.integers(0, 3)) == 0,
+        "straight_flushes": (
+            draw(st.sampled_from(sorted(STRAIGHT_ORDERS))) if draw(st.integers(0, 3)) == 0 else None
+        ),
     }
     try:
         return RuleSet(name="hypothesis", **options)  # type: ignore[arg-type]

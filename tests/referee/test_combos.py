@@ -981,3 +981,57 @@ def test_mask_text_round_trips() -> None:
 def test_parse_mask_rejects(text: str | list[str]) -> None:
     with pytest.raises(MalformedCardError):
         parse_mask(text)
+
+
+# --- 002: straight flushes in their own order -------------------------------------------------
+def test_002_straight_flushes_rank_twos_low_with_the_royal_on_top() -> None:
+    """002:33 straights: 'Twos rank high in straights ... The highest straight is A-2-3-4-5 and
+    the lowest is 7-6-5-4-3'; 002:37 straight flush: 'Ranked as for straights, twos rank low
+    ... 2-A-K-Q-J of a suit is therefore not valid and is only as good as a flush'; 002:38
+    'Royal Flush: A-K-Q-J-10 with the same suit is known as the highest combination'."""
+    r = rs("standard", straights="hong-kong", straight_flushes="ace-low")
+    t = tables_for(r)
+
+    def p(text: str):  # type: ignore[no-untyped-def]
+        found = classify(parse_mask(text), t)
+        assert found is not None, text
+        return found
+
+    # straights: A-2-3-4-5 on top, 7-6-5-4-3 lowest
+    assert beats(p("AD 2C 3H 4S 5D"), p("TD JC QH KS AD"), t)
+    assert beats(p("2D 3C 4H 5S 6D"), p("TD JC QH KS AD"), t)
+    assert beats(p("4D 5C 6H 7S 8D"), p("3D 4C 5H 6S 7S"), t)
+    # straight flushes: A-2-3-4-5 lowest, the royal flush highest
+    royal, low, mid = p("TS JS QS KS AS"), p("AH 2H 3H 4H 5H"), p("5C 6C 7C 8C 9C")
+    assert {royal.level, low.level, mid.level} == {r.five_card_order.index(FiveKind.STRAIGHT_FLUSH)}
+    assert beats(royal, mid, t) and beats(mid, low, t) and not beats(low, mid, t)
+    assert beats(p("2D 3D 4D 5D 6D"), low, t)
+    # J-Q-K-A-2 in one suit is no sequence: a flush
+    flush = p("JH QH KH AH 2H")
+    assert r.five_card_order[flush.level] is FiveKind.FLUSH
+    # with one order for both, the A-2-3-4-5 straight flush would be on top
+    same = tables_for(rs("standard", straights="hong-kong"))
+    top = classify(parse_mask("AH 2H 3H 4H 5H"), same)
+    royal_same = classify(parse_mask("TS JS QS KS AS"), same)
+    assert top is not None and royal_same is not None and beats(top, royal_same, same)
+
+
+def test_a_suited_run_of_the_straight_order_only_is_a_flush() -> None:
+    """002:37 '2-A-K-Q-J of a suit is therefore not valid and is only as good as a flush': with
+    straights that allow J-Q-K-A-2 and straight flushes that do not, the suited run is a flush
+    and the generator lists it once, as a flush."""
+    r = rs("standard", straights="two-high-no-wrap", straight_flushes="ace-low")
+    t = tables_for(r)
+    hand = parse_mask("JH QH KH AH 2H 3C")
+    fives = [m for m in leading_plays(hand, t) if m.bit_count() == 5]
+    assert fives == [parse_mask("JH QH KH AH 2H")]
+    found = classify(fives[0], t)
+    assert found is not None and r.five_card_order[found.level] is FiveKind.FLUSH
+    mixed = classify(parse_mask("JH QH KH AH 2C"), t)
+    assert mixed is not None and r.five_card_order[mixed.level] is FiveKind.STRAIGHT
+    assert reference_classify(parse_mask("JH QH KH AH 2H"), r)[2] is FiveKind.FLUSH  # type: ignore[index]
+
+
+def test_straight_flushes_need_a_straight_flush_type() -> None:
+    with pytest.raises(ValueError, match="straight_flushes needs straight-flush"):
+        rs("standard", straight_flushes="ace-low", five_card_order=["straight", "flush"])

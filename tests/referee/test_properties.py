@@ -107,6 +107,34 @@ def _variants() -> dict[str, RuleSet]:
     add("president-choice", PRESETS["president"], exchange=Exchange.PRESIDENT_CHOICE)
     add("chop-strict", PRESETS["smack-down"], pass_rule=PassRule.TRICK)
     add("twos-low", twos_low_after_bomb=True, opening_must_include=False)
+    # options that interact with bombs, strict passes, playing to the end and duties
+    add("bomb-takes-trick", PRESETS["lukang"], bomb_takes_trick=True)
+    add(
+        "bomb-takes-trick-out-of-turn-strict",
+        PRESETS["bu-bu-gao-sheng"],
+        bomb_takes_trick=True,
+        pass_rule=PassRule.TRICK,
+    )
+    add(
+        "bomb-takes-trick-duty-to-end",
+        PRESETS["lukang"],
+        bomb_takes_trick=True,
+        last_card_duty=LastCardDuty.HIGHEST_SINGLE,
+        play_to_end=True,
+        settlement=Settlement.FINISHING_ORDER,
+    )
+    add("follow-president-strict", PRESETS["president"], pass_rule=PassRule.TRICK)
+    add(
+        "follow-president-bombs-duty",
+        PRESETS["president"],
+        bomb_kinds=["four-of-a-kind", "straight-flush"],
+        bomb_targets=[1, 2, 3],
+        bomb_takes_trick=True,
+        last_card_duty=LastCardDuty.HIGHEST_SINGLE,
+    )
+    add("duty-strict", last_card_duty=LastCardDuty.HIGHEST_SINGLE, pass_rule=PassRule.TRICK)
+    add("sf-order-002", straights="hong-kong", straight_flushes="ace-low")
+    add("3p-dead-hand-house", PRESETS["house-003"], players=3)
     return v
 
 
@@ -144,6 +172,34 @@ def check_cards(d: Deal, reshuffles: bool) -> None:
     assert seen == FULL, "cards missing"
     if not reshuffles and d.rules.exchange is Exchange.NONE and not d.rules.spare_trade:
         assert played == _played(d), "the piles are not the cards played"
+
+
+def _highest(d: Deal, h: int) -> int:
+    return 1 << max((c for c in range(52) if h >> c & 1), key=lambda c: d.t.order[c])
+
+
+def check_duties(d: Deal, seat: int, table: object, legal: list[int]) -> None:
+    """The turn duties, checked from the outside: before a one-card player on a single the
+    highest card is the only single and no pass while it beats (000:180); a seat that can beat
+    the President's last play may not pass (002:100)."""
+    rules = d.rules
+    h = d.hands[seat]
+    plays = [m for m in legal if m != PASS]
+    if rules.last_card_duty is not LastCardDuty.NONE and (table is None or d.table_kind == 1):
+        nxt = d.next_seat_any(seat)
+        if nxt != seat and d.hands[nxt].bit_count() == 1:
+            top = _highest(d, h)
+            assert all(m == top for m in plays if m.bit_count() == 1), "a single below the top"
+            if table is not None and d.t.power[top.bit_length() - 1] > d.table_key:
+                assert PASS not in legal, "a pass before a last card while the top card beats"
+    if (
+        rules.follow_president
+        and table is not None
+        and d.finished
+        and d.table_seat == d.finished[0]
+        and plays
+    ):
+        assert PASS not in legal, "a pass on the President's last play by a seat that can beat it"
 
 
 def step_of(rules: RuleSet, index: int) -> int:
@@ -192,9 +248,24 @@ def play_randomly(
                 assert p is not None and beats(p, table, t)
         else:
             assert all(m & ~h == 0 for m in legal)
+        if phase == 0:
+            check_duties(d, seat, table, legal)
         m = rng.choice(legal)
         d.play(m)
         moves.append(m)
+        if (
+            rules.bomb_takes_trick
+            and not d.over
+            and table is not None
+            and table.kind != 5
+            and m.bit_count() == 5
+        ):
+            # 001:41 the bomb 'takes the round outright': its player leads (or, out of cards,
+            # the next seat does)
+            assert d.table is None, "a bomb on a smaller play did not end the trick"
+            assert d.to_move == seat or not d.hands[seat]
+            passed.clear()
+            continue
         if not shootout and not getattr(d, "shootouts", None):
             check_cards(d, reshuffles)
         if d.over:

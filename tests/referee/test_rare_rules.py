@@ -10,7 +10,17 @@ import random
 
 import pytest
 
-from referee import PASS, Deal, DealContext, beats, classify, find_ruleset, parse_mask, tables_for
+from referee import (
+    PASS,
+    Deal,
+    DealContext,
+    DoesNotBeatError,
+    beats,
+    classify,
+    find_ruleset,
+    parse_mask,
+    tables_for,
+)
 from referee.compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO
 from referee.movegen import beating_plays, leading_plays
 from referee.outcome import Termination
@@ -316,3 +326,106 @@ def test_rule_set_names_round_trip() -> None:
         find_ruleset("standard+no_such_option=1")
     with pytest.raises(ValueError):
         find_ruleset("standard+players")
+
+
+# --- 001:41 an honour hand 'takes the round outright' ---------------------------------------
+def test_bomb_on_a_single_takes_the_trick_outright() -> None:
+    """001:41 'An honour hand ... may be dropped on a single, a pair or a triple, ignoring the
+    usual size-matching rule, and takes the round outright': nobody may answer it and its
+    player leads next."""
+    rules = find_ruleset(
+        "lukang", cards_per_player=6, leftover="set-aside", later_leads="winner",
+        bomb_takes_trick=True,
+    )
+    d = rigged_deal(
+        rules,
+        ["4D 3C 3H 5C 6C 7C", "9D 9H 9S 9C 3S KD", "TD TH TS TC 4C QD", "5D 6D 7D 8D JC JS"],
+        ctx=DealContext(1, 0),
+    )
+    play_out(d, [(0, "4D"), (1, "9D 9H 9S 9C 3S")])
+    assert d.table is None and d.to_move == 1, "the bomb took the trick; its player leads"
+    assert not d.over
+
+
+def test_without_the_rule_a_higher_bomb_may_answer() -> None:
+    """000:162 (Lukang) lets an honour hand beat a single; the next player may then answer it
+    with a higher five-card hand, as five-card hands answer each other (000:68)."""
+    rules = find_ruleset("lukang", cards_per_player=6, leftover="set-aside", later_leads="winner")
+    d = rigged_deal(
+        rules,
+        ["4D 3C 3H 5C 6C 7C", "9D 9H 9S 9C 3S KD", "TD TH TS TC 4C QD", "5D 6D 7D 8D JC JS"],
+        ctx=DealContext(1, 0),
+    )
+    play_out(d, [(0, "4D"), (1, "9D 9H 9S 9C 3S")])
+    assert d.to_move == 2 and d.table is not None
+    assert options("TD TH TS TC 4C") <= texts(d.legal_moves())
+    play_out(d, [(2, "TD TH TS TC 4C")])
+    assert d.table is not None and d.to_move == 3
+
+
+def test_a_bomb_on_a_five_card_hand_is_an_ordinary_answer() -> None:
+    """The outright win is for a bomb 'dropped on a single, a pair or a triple' (001:41): a
+    four of a kind on a straight is a five-card hand answering a five-card hand."""
+    rules = find_ruleset(
+        "lukang", cards_per_player=6, leftover="set-aside", later_leads="winner",
+        bomb_takes_trick=True,
+    )
+    d = rigged_deal(
+        rules,
+        ["3D 4C 5H 6S 7D KC", "9D 9H 9S 9C 3S KD", "TD TH TS TC 4D QD", "5D 6D 7C 8D JC JS"],
+        ctx=DealContext(1, 0),
+    )
+    play_out(d, [(0, "3D 4C 5H 6S 7D"), (1, "9D 9H 9S 9C 3S")])
+    assert d.table is not None and d.to_move == 2
+    assert options("TD TH TS TC 4D") <= texts(d.legal_moves())
+
+
+def test_bomb_takes_trick_needs_bombs() -> None:
+    with pytest.raises(ValueError, match="bomb_takes_trick needs bomb_kinds"):
+        find_ruleset("standard", bomb_takes_trick=True)
+
+
+# --- 002:100 the President's last play must be followed --------------------------------------
+def _president(follow: bool, second: str = "4C TH"):  # type: ignore[no-untyped-def]
+    """Two cards each: seat 0 goes out first with 9C (the President)."""
+    rules = find_ruleset(
+        "president", cards_per_player=2, leftover="set-aside", follow_president=follow
+    )
+    d = rigged_deal(rules, ["3D 9C", second, "6C JH", "5C 7C"])
+    play_out(d, [(0, "3D"), (1, "4C"), (2, "6C"), (3, "7C"), (0, "9C")])
+    assert d.hands[0] == 0 and not d.over
+    return d
+
+
+def test_players_must_follow_the_presidents_last_play() -> None:
+    """002:100 'The players next to the new President must follow the President's last play if
+    possible (singleton, pair, three of a kind, 5 cards)'."""
+    d = _president(True)
+    assert d.to_move == 1 and texts(d.legal_moves()) == options("TH")
+    with pytest.raises(DoesNotBeatError, match="President"):
+        d.play(PASS)
+    play_out(d, [(1, "TH")])
+    # once beaten, the table is no longer the President's play: passing is free again
+    assert d.to_move == 2 and texts(d.legal_moves()) == options("JH", "")
+
+
+def test_the_duty_passes_on_to_the_next_player_who_can_beat() -> None:
+    """002:100 'The players next to the new President' (all of them): seat 1 cannot beat the
+    9C and passes; seat 2 can, and must.  ('If no one can beat the President's last play, the
+    player next to the President gains control.')"""
+    d = _president(True, second="4C 8H")
+    assert d.to_move == 1 and texts(d.legal_moves()) == options("")
+    play_out(d, [(1, None)])
+    assert d.to_move == 2 and texts(d.legal_moves()) == options("JH")
+
+
+def test_000_president_may_decline_to_follow() -> None:
+    """000:409 'The players next to the new President can follow ... If no one can follow the
+    President's last play or choose not to do so even when able'."""
+    d = _president(False)
+    assert d.to_move == 1 and texts(d.legal_moves()) == options("TH", "")
+
+
+def test_follow_president_needs_play_to_end() -> None:
+    with pytest.raises(ValueError, match="follow_president needs play_to_end"):
+        find_ruleset("standard", follow_president=True)

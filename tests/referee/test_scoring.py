@@ -533,3 +533,82 @@ def test_played_out_deal_scores_what_is_left() -> None:
     assert d.outcome.penalties == (2, 2, 0)
     assert d.outcome.scores == (-2, -2, 4)
     assert d.outcome.finish_order[0] == 2
+
+
+def test_assist_charges_the_player_before_the_winner_who_passed() -> None:
+    """The audit's case: seat 3 plays 5D, seat 0 passes holding 2S, seat 1 (one card) wins
+    with 9D.  000:95-100 'if the person playing after you has only one card left ... If single
+    cards are being played, you should play your highest card ... If you ignore these
+    precautions, and as a result the person after you wins by playing their single card, you
+    have to pay the losses of all three players'; 000:344 'Player A could have prevented this
+    from happening by playing a higher card'.  Player A is seat 0, not seat 3 (built by hand:
+    with equal hands seat 3 cannot lead twice while seat 1 sheds all but one card)."""
+    rules = STD.with_options(penalty=PenaltySchedule(assist_penalty=True))
+    d = Deal.new(rules, 0)
+    d.hands = [parse_mask("2S 4C 6H"), 0, parse_mask("3C 7C 8C TC"), parse_mask("KD")]
+    _set_log(d, [(3, parse_mask("5D"), 0), (0, 0, 0), (1, parse_mask("9D"), 0)])
+    o = settle(d, Termination.PLAYED_OUT, 1, "")
+    assert o.penalties == (3 + 4 + 1, 0, 0, 0)
+    assert o.scores == (-8, 8, 0, 0)
+    assert "seat 0 assisted" in o.detail
+
+
+def test_assist_is_the_seat_before_the_winner_even_when_an_earlier_one_held_more() -> None:
+    """Played out: seat 2 plays 5C holding AC, seat 0 passes holding AS, seat 1 wins with JH.
+    Seat 0 is 'the person playing before' the winner (000:95-100): it pays, not seat 2."""
+    d = rigged_deal(ASSIST, ["9H AS", "4C JH", "5C AC"], ctx=DealContext(1, 1))
+    play_out(d, [(1, "4C"), (2, "5C"), (0, None), (1, "JH")])
+    assert d.outcome is not None and d.outcome.winner == 1
+    assert d.outcome.penalties == (2 + 1, 0, 0)
+
+
+def test_no_assist_when_the_seat_before_held_nothing_higher() -> None:
+    """Only the player before the winner is liable (000:95-100): seat 2 held AC, seat 0 did
+    not hold anything above JH, so nobody assisted."""
+    d = rigged_deal(ASSIST, ["9H TH", "4C JH", "5C AC"], ctx=DealContext(1, 1))
+    play_out(d, [(1, "4C"), (2, "5C"), (0, None), (1, "JH")])
+    assert d.outcome is not None
+    assert d.outcome.penalties == (2, 0, 1)
+
+
+def test_assist_does_not_apply_when_scoring_by_ranks() -> None:
+    """002:69 'If the scoring system is by ranks ... then this rule doesn't apply!'"""
+    with pytest.raises(ValueError, match="assistance penalty does not apply"):
+        find_ruleset("president", penalty=PenaltySchedule(assist_penalty=True))
+
+
+# --- three players: Pagat's schedule and the encyclopedia's ---------------------------------
+@pytest.mark.parametrize(
+    ("preset", "cards", "penalty"),
+    [
+        ("three-player", 11, 22),  # 000:246 more than 13 pays as 13; 10-12 double as in 000:93
+        ("three-player", 16, 48),
+        ("three-player", 17, 51),
+        ("three-player", 9, 9),
+        ("three-player-wiki", 11, 11),  # 002:61 / 000:340 'more than 11 and less than 17'
+        ("three-player-wiki", 16, 32),
+        ("three-player-wiki", 17, 51),
+        ("three-player-wiki", 12, 24),
+    ],
+)
+def test_three_player_schedules_by_name(preset: str, cards: int, penalty: int) -> None:
+    """The audit's figures: 16 cards pay 48 (Pagat, 000:246) or 32 (002:61); 11 cards 22 or
+    11.  Both are presets, and `standard+players=3` is the encyclopedia's."""
+    rules = find_ruleset(preset)
+    assert rules.players == 3 and rules.hand_size() == 17
+    o = settled(rules, ["", _seventeen(1, cards), ""], 0, "5S")
+    assert o.penalties == (0, penalty, 0)
+    plain = find_ruleset("standard", players=3)
+    assert plain.options() == find_ruleset("three-player-wiki").options()
+
+
+# --- scoring by finishing order ---------------------------------------------------------------
+@pytest.mark.parametrize("preset", ["president", "hawaii-penning"])
+def test_finishing_order_is_the_result(preset: str) -> None:
+    """000:409 / 002:100 (President) and 000:396 (penning) give titles or places and no points;
+    000 wiki var. 32 'players are ranked according to the order they got rid of their cards'.
+    The 5/3/1/0 points of 000:217 belong to Pusoy Dos and are not applied."""
+    rules = find_ruleset(preset)
+    assert rules.settlement is Settlement.FINISHING_ORDER
+    o = settled(rules, ["", "", "5S", ""], 3, "2D", finished=[3, 1, 0, 2])
+    assert o.scores == (1, 2, 0, 3)
