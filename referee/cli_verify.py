@@ -1,7 +1,8 @@
 """``python -m referee verify LOG``: replay a match log and check every move and score.
 
 Exit status 0 and a one-line summary when the log is valid; 1 with the first bad place
-(deal index, turn index, what differs) when it is not; 2 when the file cannot be read.
+(deal index, turn index, what differs) when it is not; 2 when the file cannot be read or is
+not a match log at all (JSON without ``"format": "bigtwo-match-log"``), as docs/logs.md says.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ def main(argv: list[str]) -> int:
         doc = log.read(args.log)
     except (OSError, UnicodeDecodeError, log.LogError) as exc:
         print(f"{args.log}: cannot read: {exc}", file=sys.stderr)
+        return 2
+    if doc.get("format") != log.FORMAT:
+        print(
+            f"{args.log}: cannot read: not a match log "
+            f"(its 'format' is {doc.get('format')!r}, a log's is {log.FORMAT!r})",
+            file=sys.stderr,
+        )
         return 2
     verdict = log.verify(doc)
     if verdict.ok:

@@ -98,3 +98,25 @@ def test_protocol_example_command_runs_as_a_module() -> None:
     out = subprocess.run([sys.executable, "-m", "referee", "protocol-example"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert '"type": "move"' in out and '"say": "low and steady"' in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("object.json", '{"hello": "world"}\n'),
+        ("other-format.json", '{"format": "something-else", "version": 1, "deals": []}\n'),
+        ("array.json", "[1, 2, 3]\n"),
+        ("number.json", "42\n"),
+        ("header.jsonl", '{"type": "header", "format": "not-a-log"}\n'),
+    ],
+)
+def test_verify_json_that_is_not_a_log_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    """docs/logs.md: 'The exit status is 0 for a valid log, 1 for an invalid one, 2 for a file
+    that is not a log.'  A JSON file of another kind used to exit 1 ('malformed log')."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err
