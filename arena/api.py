@@ -19,7 +19,6 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 
-from referee import find_ruleset
 from referee import log as referee_log
 from referee.match import Limits
 
@@ -33,7 +32,7 @@ from .errors import (
     want_int,
     want_str,
 )
-from .families import family_of
+from .families import family_of, storable_ruleset
 from .ladder import run_round
 from .matches import create_match, default_limits, enqueue_match
 from .models import (
@@ -473,7 +472,7 @@ def create_match_view() -> tuple[Response, int]:
     check_fields(data, {"bots", "ruleset", "deals", "seed", "rated", "limits"}, {"bots"})
     ruleset = want_str(data, "ruleset") if "ruleset" in data else str(cfg["MATCH_RULESET"])
     try:
-        rules = find_ruleset(ruleset)
+        rules = storable_ruleset(ruleset)
     except ValueError as exc:
         raise ApiError(400, "unknown_ruleset", str(exc)) from None
     ids = data["bots"]

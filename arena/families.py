@@ -49,6 +49,24 @@ def family_of(ruleset: str | RuleSet) -> str:
     return family
 
 
+RULESET_NAME_MAX = 64
+"""Longest rule-set name the database stores (``matches.ruleset`` and ``tournaments.ruleset``
+are ``String(64)``)."""
+
+
+def storable_ruleset(name: str) -> RuleSet:
+    """The rule set a name or ``preset+key=value,...`` string describes, refused with a clear
+    reason (ValueError) when it is unknown or its canonical name is longer than the database
+    keeps: a name cut short would name other rules."""
+    rules = find_ruleset(name)
+    if len(rules.name) > RULESET_NAME_MAX:
+        raise ValueError(
+            f"the rule set {rules.name!r} has a {len(rules.name)}-character name; the arena "
+            f"stores names of at most {RULESET_NAME_MAX} characters: change fewer options"
+        )
+    return rules
+
+
 def canonical_ruleset(name: str) -> str:
     """The preset's canonical name for a name or alias (raises ValueError for unknown)."""
     return find_ruleset(name).name

@@ -35,10 +35,9 @@ from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from referee import find_ruleset
 from referee.match import Limits
 
-from ..families import family_of
+from ..families import family_of, storable_ruleset
 from ..matches import create_match, enqueue_match
 from ..models import Bot, Match, MatchSeat, Rating, utcnow
 from ..storage import get_db
@@ -106,7 +105,7 @@ def create_tournament(
     if format not in FORMATS:
         raise TournamentError(f"format must be one of {', '.join(FORMATS)}", "bad_format")
     try:
-        rules = find_ruleset(ruleset)
+        rules = storable_ruleset(ruleset)
     except ValueError as exc:
         raise TournamentError(str(exc), "unknown_ruleset") from None
     seats = rules.players

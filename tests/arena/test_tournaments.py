@@ -416,3 +416,50 @@ def test_the_cli_creates_starts_shows_and_archives(
     assert main(["tournament", "archive", str(tid), str(zpath)]) == 0
     assert any(n.endswith("standings.csv") for n in zipfile.ZipFile(zpath).namelist())
     assert main(["tournament", "create", "--format", "knockout", "--bot", "nobody"]) != 0
+
+
+# --- rule sets named with options (docs/rules.md 'Naming a rule set in one string') -----------
+
+
+@both_backends
+def test_tournament_plays_a_rule_set_named_with_options(
+    app: Flask, client: FlaskClient, five_bots: list[int]
+) -> None:
+    """Scoring conventions the arena could not choose before (issue 11 part 4): the assistance
+    penalty and steeper steps, named through ``standard+...``, reach the matches the tournament
+    plays and their logs."""
+    name = "standard+penalty.assist_penalty=true,penalty.tiers=8:2/10:3/13:4"
+    t = create(client, format="round_robin", bots=five_bots[:4], deals=1, ruleset=name,
+               start=True)
+    assert t["ruleset"] == name and t["seats"] == 4 and t["family"] == "classic"
+    assert play_queued(app) == 1
+    with get_db(app).begin() as s:
+        match_id, stored = s.execute(select(Match.id, Match.ruleset)).one()
+    assert stored == name
+    doc = client.get(f"/api/matches/{match_id}/log").get_json()
+    assert doc["rules"]["name"] == name
+    assert doc["rules"]["options"]["penalty"]["assist_penalty"] is True
+    assert doc["rules"]["options"]["penalty"]["tiers"] == [[8, 2], [10, 3], [13, 4]]
+    assert referee_log.verify(doc).ok
+
+
+def test_rule_set_names_the_database_cannot_keep_are_refused(
+    client: FlaskClient, five_bots: list[int]
+) -> None:
+    """A canonical name longer than the 64-character column is refused with a reason (a name
+    cut short would name other rules), on both the tournament and the match API."""
+    name = ("standard+penalty.assist_penalty=true,penalty.twos_double=true,"
+            "penalty.unused_power_doubles=true")
+    r = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
+                                              "ruleset": name}, headers=admin_headers())
+    assert r.status_code == 400
+    err = r.get_json()["error"]
+    assert err["code"] == "unknown_ruleset" and "at most 64 characters" in err["message"]
+    r = client.post("/api/matches", json={"bots": five_bots[:4], "ruleset": name},
+                    headers=admin_headers())
+    assert r.status_code == 400 and "at most 64 characters" in r.get_json()["error"]["message"]
+    bad = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
+                                                "ruleset": "standard+penalty=flat"},
+                      headers=admin_headers())
+    assert bad.status_code == 400 and "cannot read rule-set option" in \
+        bad.get_json()["error"]["message"]
