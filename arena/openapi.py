@@ -13,6 +13,18 @@ from referee import preset_names
 VERSION = "1.0.0"
 
 
+
+def ruleset_schema() -> dict[str, object]:
+    """A rule-set name: a preset or alias, optionally with option changes
+    (``standard+players=3,penalty.assist_penalty=true``, docs/rules.md)."""
+    return {
+        "type": "string",
+        "maxLength": 64,
+        "description": "a preset or alias, optionally followed by '+key=value,...' option "
+        "changes (docs/rules.md, 'Naming a rule set in one string')",
+        "examples": [*preset_names(), "standard+players=3,penalty.assist_penalty=true"],
+    }
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -172,7 +184,7 @@ def openapi_document() -> dict[str, Any]:
                 "id": {"type": "integer"},
                 "kind": {"enum": ["ladder", "admin", "tournament"]},
                 "state": {"enum": ["queued", "running", "finished", "failed"]},
-                "ruleset": {"enum": preset_names()},
+                "ruleset": ruleset_schema(),
                 "family": {"type": "string"},
                 "deals": {"type": "integer"},
                 "rated": {"type": "boolean"},
@@ -195,7 +207,7 @@ def openapi_document() -> dict[str, Any]:
             "properties": {
                 "bots": {"type": "array", "items": {"type": "integer"},
                          "description": "one bot id per seat, in seat order"},
-                "ruleset": {"enum": preset_names(), "default": "standard"},
+                "ruleset": {**ruleset_schema(), "default": "standard"},
                 "deals": {"type": "integer", "minimum": 1},
                 "seed": {"type": "integer", "minimum": 0},
                 "rated": {"type": "boolean", "default": True},

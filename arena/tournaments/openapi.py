@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee import preset_names
-
+from ..openapi import ruleset_schema
 from .models import FORMATS
 
 
@@ -63,8 +62,10 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "name": {"type": "string", "maxLength": 80},
             "format": {"enum": list(FORMATS)},
-            "ruleset": {"enum": preset_names(), "default": "standard",
-                        "description": "a 2-player rule set makes a heads-up bracket"},
+            "ruleset": {**ruleset_schema(), "default": "standard",
+                        "description": "a preset or alias, optionally with '+key=value,...' "
+                        "option changes (docs/rules.md); a 2-player rule set makes a "
+                        "heads-up bracket"},
             "bots": {"type": "array", "items": {"type": "integer"},
                      "description": "entrants (bot ids)"},
             "deals": {"type": "integer", "minimum": 1, "description": "deals per match"},
