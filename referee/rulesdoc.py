@@ -411,6 +411,8 @@ def _enum_member_docs() -> dict[str, dict[str, str]]:
 def _value(v: Any) -> str:
     if v is None:
         return "`None`"
+    if isinstance(v, bool):
+        return "`true`" if v else "`false`"
     if isinstance(v, enum.Enum):
         return f"`{v.value}`"
     if isinstance(v, (frozenset, set)):
