@@ -730,6 +730,32 @@ CASES += [
     *chain("000:315 without a dealt bomb twos stay high", LOW, "2D", "AS"),
 ]
 
+# --- bombs against bombs in Bu Bu Gao Sheng; 002's straight-flush order ----------------------
+BBGS = rs("bu-bu-gao-sheng")
+SF002 = rs("standard", straights="hong-kong", straight_flushes="ace-low")
+CASES += [
+    *[
+        Case("000:106 'Four of a kind or a straight flush ... beat any combination'", BBGS, a, b,
+             True)
+        for a, b in (
+            ("5C 5D 5H 5S 3D", "9S TD JC QH KH"),
+            ("5C 5D 5H 5S 3D", "2D 2C 2H 4D 4C"),
+            ("3H 4H 5H 6H 7H", "9S TD JC QH KH"),
+        )
+    ],
+    # the preset's reading (docs/rules.md): between bombs, only a higher one of the same type
+    *chain("000:106 a higher four of a kind beats four of a kind", BBGS, "9C 9D 9H 9S 3D",
+           "5C 5D 5H 5S 4D"),
+    *no_beat("000:106 read as same type between bombs", BBGS, "3H 4H 5H 6H 7H", "5C 5D 5H 5S 3D"),
+    *no_beat("000:106 read as same type between bombs", BBGS, "5C 5D 5H 5S 3D", "3H 4H 5H 6H 7H"),
+    *chain("002:33 straights: A-2-3-4-5 highest, then 2-3-4-5-6, 7-6-5-4-3 lowest", SF002,
+           "AD 2C 3H 4S 5D", "2D 3C 4H 5S 6D", "TD JC QH KS AD", "3D 4C 5H 6S 7D"),
+    *chain("002:37-38 straight flushes: twos low, the royal flush highest", SF002,
+           "TS JS QS KS AS", "9H TH JH QH KH", "2D 3D 4D 5D 6D", "AC 2C 3C 4C 5C"),
+    *chain("002:37 2-A-K-Q-J of a suit 'is only as good as a flush'", SF002,
+           "AC 2C 3C 4C 5C", "JS QS KS AS 2S", "TD JC QH KS AD"),
+]
+
 # --- the rarer conventions: smack-down, straight flush plus two, other sequence lengths -------
 CHOP = rs("smack-down")
 LATTA = rs("todd-latta")
