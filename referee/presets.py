@@ -138,9 +138,11 @@ PRESETS: dict[str, RuleSet] = {
             name="house-003",
             aliases=("house",),
             description="The house rules of 003: clockwise, twos high in sequences (no A or 2 "
-            "low), flushes by highest card, the player before a last card must play highest, "
-            "doubled from 7 cards and tripled from 12 (three players: 11 and 16), three players "
-            "play with a dead hand, penalty points only.",
+            "low, 003:40), flushes by highest card, the player before a last card must play "
+            "highest (003:54), doubled from 7 cards and tripled from 12 (003:59), three players "
+            "play with a dead hand (003:19), so with 13 cards each they pay as four players "
+            "do; dealt 17 each (003:20, `house-003+players=3,leftover=set-aside`) they double "
+            "from 11 and triple from 16 (003:60); penalty points only.",
             direction=Direction.CLOCKWISE,
             straights="two-high-no-wrap",
             flush_compare=FlushCompare.TOP_CARD,

@@ -132,7 +132,9 @@ class Rules:
         if players == 2 and pen.get("tiers_two_players"):
             tiers = pen["tiers_two_players"]
         self.thresholds = sorted(int(t[0]) for t in tiers)
-        self.flat_scoring = o.get("settlement") in ("pusoy-dos", "loser-pays", "places")
+        self.flat_scoring = o.get("settlement") in (
+            "pusoy-dos", "loser-pays", "places", "finishing-order"
+        )
         lv = self.levels
         self.lv_straight = lv.get("straight", -1)
         self.lv_flush = lv.get("flush", -1)
