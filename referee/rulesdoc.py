@@ -16,7 +16,7 @@ import inspect
 from typing import Any
 
 from . import rules as rules_module
-from .presets import OPTION_SYNTAX, OPTION_TYPES, PENALTY_PREFIX, PRESETS
+from .presets import OPTION_SYNTAX, OPTION_TYPES, PENALTY_PREFIX, PRESETS, format_option
 from .rules import RuleSet, option_fields
 from .straights import STRAIGHT_ORDER_ALIASES, STRAIGHT_ORDERS
 
@@ -539,6 +539,8 @@ def render() -> str:
                     changed.append(f"`penalty.{f.name}` = {_value(getattr(r.penalty, f.name))}")
             changed = [c for c in changed if not c.startswith("`penalty` =")]
         add("Differs from standard: " + ("; ".join(changed) if changed else "nothing") + ".")
+        if changed:
+            add(f"As options of `standard`: `{_as_options(r, default)}`.")
         add("")
     add("## Every convention in the texts")
     add("")
@@ -548,6 +550,20 @@ def render() -> str:
         add(f"| {conv} | {src} | {how} |")
     add("")
     return "\n".join(lines)
+
+
+def _as_options(r: RuleSet, default: RuleSet) -> str:
+    """The preset written as ``standard+key=value,...`` (the same rules under another name)."""
+    parts = {
+        f.name: format_option(getattr(r, f.name), f.name)
+        for f in option_fields()
+        if f.name != "penalty" and getattr(r, f.name) != getattr(default, f.name)
+    }
+    for f in dataclasses.fields(r.penalty):
+        value = getattr(r.penalty, f.name)
+        if value != getattr(default.penalty, f.name):
+            parts[PENALTY_PREFIX + f.name] = format_option(value, PENALTY_PREFIX + f.name)
+    return "standard+" + ",".join(f"{k}={v}" for k, v in sorted(parts.items()))
 
 
 def _field_docs(class_name: str) -> dict[str, str]:

@@ -241,3 +241,14 @@ def test_no_alias_is_shared_or_shadows_a_preset() -> None:
             assert a not in PRESETS, a
             assert a not in seen, (a, seen.get(a), r.name)
             seen[a] = r.name
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_written_as_options_is_the_same_rules(preset: str) -> None:
+    """docs/rules.md writes each preset as `standard+...`: that name gives the preset's rules."""
+    from referee.rulesdoc import _as_options
+
+    r = PRESETS[preset]
+    if r.options() == RuleSet().options():
+        return
+    assert find_ruleset(_as_options(r, RuleSet())).options() == r.options()
