@@ -3,63 +3,68 @@
 Bots are HTTP servers hosted by strangers, and the referee calls one every turn.
 A bot may be slow, hostile or broken, and none of that may stall a game or
 crash the referee, so :meth:`BotClient.call` never raises for anything the bot
-does: it always returns a :class:`CallResult` whose :class:`Fault` says what
-went wrong.
+does: it returns a :class:`CallResult` whose :class:`Fault` says what went
+wrong.  It does not catch anything else: an exception that is not about this
+exchange (a queue's job timeout raised by a signal handler, ``KeyboardInterrupt``)
+propagates, and the connection it interrupted is closed.
 
 Deadline design
 ---------------
-``requests``/urllib3 timeouts bound each socket operation, not the whole call:
-a bot that sends one byte of its headers or body every second keeps every
-``recv`` short and can hold the caller forever.  Each call therefore has ONE
-absolute deadline (``time.monotonic() + deadline_s``) enforced per phase:
+Each call has ONE absolute deadline, ``time.monotonic() + deadline_s``.  The
+client is a small HTTP/1.1 client on ``h11`` (the sans-IO HTTP/1.1 state
+machine from python-hyper): h11 only parses and serialises bytes, it never
+touches a socket, so every blocking operation of the exchange is ours, and each
+goes through one choke point, :func:`_bounded`, which sets the socket timeout
+to the time left until the deadline (or raises the timeout fault when none is
+left) before the operation runs:
 
-* DNS: :func:`referee.netguard.resolve_checked` runs the lookup on a daemon
-  thread and waits at most until the deadline (``getaddrinfo`` itself cannot be
-  interrupted, so the caller abandons it rather than waiting).
-* TCP connect: a single blocking operation, so a socket timeout of "time left"
-  bounds it exactly.
-* TLS handshake, sending, status line, headers, body: a process-wide watchdog
-  thread keeps a heap of armed calls.  Each connection keeps a ``dup()`` of its
-  socket registered with the current call; when a deadline passes, the watchdog
-  calls ``shutdown(SHUT_RDWR)`` on it, which wakes any thread blocked in
-  ``recv``/``send`` on that connection at once (``close()`` would not), so the
-  trickling read fails and the call returns.  The duplicate descriptor is what
-  makes this safe: it stays valid while ``ssl`` wraps or urllib3 closes the
-  original object, and because it is only closed after being detached from the
-  watchdog under a lock, the watchdog can never shut down a recycled descriptor
-  number belonging to someone else.  Socket timeouts are still set to the time
-  left as a second line of defence.
+* DNS: :func:`referee.netguard.resolve_checked` waits at most the time left
+  (the lookup runs on a daemon thread, since ``getaddrinfo`` cannot be
+  interrupted).
+* TCP connect, the TLS handshake (``do_handshake_on_connect=False``, then one
+  bounded ``do_handshake``), every ``send`` and every ``recv``.
 
-A call whose watchdog fired, or that finished after its deadline, is a
-``TIMEOUT`` whatever else happened.  The cost per call is one heap push and
-two short lock sections; the benchmark in ``bench/http_caller.py`` measures it.
+Because no socket operation can outlast the deadline and the loop re-reads the
+clock before each one, the whole exchange is bounded whatever the bot does:
+status line, headers and body are all just bytes fed to h11, so keep-alive or
+``Connection: close``, HTTP/1.0 or 1.1, ``Content-Length``, chunked or
+read-until-EOF framing all end at the deadline the same way.  (CPython's
+``ssl`` read, write and handshake honour the socket timeout as a total for the
+operation, retries included, so a TLS record trickled byte by byte is cut off
+too.)  The previous design, ``requests``/urllib3 plus a watchdog thread that
+shut sockets down, failed exactly here: for responses http.client treats as
+"will close" the socket changes hands and the watchdog lost it, leaving only
+per-``recv`` timeouts that a trickler always beats.  A call that ends after its
+deadline is a ``TIMEOUT`` whatever else happened, and nothing read from a call
+cut off mid-way is trusted.
 
-Pin-to-checked-address design
------------------------------
-The HTTP adapter mounted on each client's ``requests.Session`` uses urllib3
-connection classes whose ``_new_conn`` resolves the host through the SSRF
-guard and connects to exactly the addresses it approved: the hostname is never
-handed to anything else that could resolve it again, so DNS rebinding cannot
-switch the target between check and connect.  Everything above the socket is
-unchanged, so the ``Host`` header, TLS SNI and certificate verification still
-use the hostname from the URL.  The guard runs for every new connection;
-reused keep-alive connections stay pinned to the address they were opened to.
-Proxy environment variables and ``.netrc`` are ignored (``trust_env = False``)
-since a proxy would bypass the pin.  The connection classes refuse to connect
-outside a :class:`BotClient` call, so the adapter cannot be misused unguarded.
+Connections and pinning
+-----------------------
+A new connection resolves the host through the SSRF guard and connects to
+exactly the addresses it approved, at most :data:`MAX_CONNECT_ATTEMPTS` of them
+(:data:`MAX_CONNECT_ATTEMPTS_PER_FAMILY` per address family), sharing the time
+left between them so one black-holed address cannot use it all.  The host name
+is never handed to anything else that could resolve it again, so DNS rebinding
+cannot switch the target between check and connect.  The ``Host`` header, TLS
+SNI and certificate verification still use the host name from the URL.  No
+proxies and no ``.netrc`` are consulted (a proxy would bypass the pin).
 
-Why not a library: ``advocate`` (the requests wrapper built for this) was last
-released in 2020 and requires ``urllib3<2``, so it cannot run with current
-requests; this module follows the same idea (validate in ``_new_conn``,
-connect to the validated address) on urllib3 2.x.
+Keep-alive: each client keeps up to ``pool_maxsize`` idle connections, so a
+game's calls reuse one.  A pooled connection is checked before reuse (a closed
+or chattering one is dropped), and a reused connection that still fails before
+any byte of an answer (the bot's idle timeout racing our send) is retried on
+another connection, within the same deadline.  Failures on a fresh connection
+are never retried.  A bot can therefore see a request twice if it closes a
+kept-alive connection after reading a request without answering it; bots must
+answer repeats of a request the same way.
 
-Keep-alive: one pooled session per bot, so a game's calls reuse one
-connection.  A pooled connection the bot closed while idle fails before any
-answer; only that case is retried, within the same deadline (see
-:meth:`BotClient._send`).
+Thread- and fork-safety: calls on one client may run in parallel threads (each
+holds its connection exclusively); after ``fork()`` a child forgets the idle
+connections it inherited instead of sharing them with its parent.
 
-Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only, bodies
-capped at ``max_body`` bytes (counted while reading, so a lying or missing
+Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only, at most
+:data:`MAX_HEADERS` response headers of at most 16 KiB in all, bodies capped at
+``max_body`` bytes (counted while reading, so a lying or missing
 ``Content-Length`` does not help), ``Accept-Encoding: identity`` and no
 decompression, strict JSON (UTF-8, no NaN/Infinity, no duplicate keys, an
 object at top level).
@@ -79,35 +84,29 @@ where ``body`` is the exact bytes sent (empty for GET).  A bot verifies with
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
-import heapq
 import hmac
-import http.client
 import ipaddress
-import itertools
 import json
 import os
 import socket
+import ssl
 import threading
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-import requests
-import requests.adapters
-import urllib3.exceptions
-from requests.structures import CaseInsensitiveDict
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+import h11
 
 from referee.netguard import (
     DEFAULT_POLICY,
     AddressRefusedError,
     BadUrlError,
     GuardError,
+    IPAddress,
     NetPolicy,
     ResolveFailedError,
     Resolver,
@@ -120,6 +119,9 @@ from referee.netguard import (
 __all__ = [
     "DEFAULT_MAX_BODY",
     "DEFAULT_USER_AGENT",
+    "MAX_CONNECT_ATTEMPTS",
+    "MAX_CONNECT_ATTEMPTS_PER_FAMILY",
+    "MAX_HEADERS",
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "BotClient",
@@ -133,6 +135,19 @@ DEFAULT_MAX_BODY: Final = 64 * 1024
 DEFAULT_USER_AGENT: Final = "BigTwoArena-Referee/0.1"
 SIGNATURE_HEADER: Final = "X-BigTwo-Signature"
 TIMESTAMP_HEADER: Final = "X-BigTwo-Timestamp"
+
+MAX_CONNECT_ATTEMPTS: Final = 4
+"""Most addresses one call tries to connect to, whatever the bot's name resolves to.
+
+A name with 100 A records must not turn one call into 100 connection attempts
+(a scanner's amplifier); two per family still survives one dead address."""
+MAX_CONNECT_ATTEMPTS_PER_FAMILY: Final = 2
+"""Most addresses of one family (IPv4, IPv6) one call tries."""
+MAX_HEADERS: Final = 100
+"""Most response header fields accepted (as http.client); more is a ``protocol`` fault."""
+
+_MAX_HEAD_BYTES: Final = 16 * 1024  # status line + headers (h11's incomplete-event cap)
+_RECV_SIZE: Final = 64 * 1024
 _DETAIL_MAX: Final = 300
 
 
@@ -218,238 +233,126 @@ def verify_signature(
     return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
 
 
-# --------------------------------------------------------------------------- watchdog
+# --------------------------------------------------------------------------- faults as exceptions
 
 
-def _hard_shutdown(sock: socket.socket) -> None:
-    # OSError: already closed or never connected, so nothing left to interrupt.
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
+class _CallFaultError(Exception):
+    """A classified bot fault raised inside an exchange and turned into a result."""
+
+    def __init__(self, fault: Fault, detail: str, status: int | None = None) -> None:
+        super().__init__(detail)
+        self.fault, self.detail, self.status = fault, detail, status
 
 
-class _Watch:
-    """One armed call: the sockets to shut down if its deadline passes."""
-
-    __slots__ = ("_lock", "_socks", "active", "deadline", "fired")
-
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
-        self.active = True
-        self.fired = False
-        self._lock = threading.Lock()
-        self._socks: list[socket.socket] = []
-
-    def attach(self, sock: socket.socket) -> None:
-        with self._lock:
-            if self.fired:
-                _hard_shutdown(sock)  # connected after the deadline: cut at once
-            elif self.active and not any(s is sock for s in self._socks):
-                self._socks.append(sock)
-
-    def release(self, sock: socket.socket) -> None:
-        """Forget ``sock``; after this returns the watchdog will not touch it."""
-        with self._lock:
-            self._socks = [s for s in self._socks if s is not sock]
-
-    def fire(self) -> None:
-        with self._lock:
-            if not self.active:
-                return
-            self.fired = True
-            for sock in self._socks:
-                _hard_shutdown(sock)
-
-    def disarm(self) -> bool:
-        """End the call; return whether the deadline fired."""
-        with self._lock:
-            self.active = False
-            self._socks.clear()
-            return self.fired
+class _StaleError(Exception):
+    """A reused keep-alive connection died before any byte of the answer: retry elsewhere."""
 
 
-class _Watchdog:
-    """A single daemon thread that fires watches whose deadline has passed."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._heap: list[tuple[float, int, _Watch]] = []
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
-        # After fork() the child has no watchdog thread (and may have inherited a
-        # held lock).  Without a reset, a forking worker (RQ forks per job) would
-        # silently fall back to per-read timeouts, which trickling bots defeat.
-        os.register_at_fork(after_in_child=self._reset_after_fork)
-
-    def _reset_after_fork(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._heap = []
-        self._thread = None
-
-    def arm(self, deadline: float) -> _Watch:
-        watch = _Watch(deadline)
-        with self._cond:
-            heapq.heappush(self._heap, (deadline, next(self._seq), watch))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="bigtwo-watchdog", daemon=True
-                )
-                self._thread.start()
-            if self._heap[0][2] is watch:
-                self._cond.notify()
-        return watch
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                deadline, _, watch = self._heap[0]
-                if not watch.active:
-                    heapq.heappop(self._heap)  # lazily drop finished calls
-                    continue
-                wait = deadline - time.monotonic()
-                if wait > 0:
-                    self._cond.wait(wait)
-                    continue
-                heapq.heappop(self._heap)
-                self._cond.release()
-                try:
-                    watch.fire()
-                finally:
-                    self._cond.acquire()
+def _timeout() -> _CallFaultError:
+    return _CallFaultError(Fault.TIMEOUT, "no complete answer before the deadline")
 
 
-_WATCHDOG: Final = _Watchdog()
+# --------------------------------------------------------------------------- the choke point
+
+_T = TypeVar("_T")
 
 
-@dataclass(slots=True)
-class _CallState:
-    """What a connection needs to know about the call that is using it."""
+def _bounded(
+    sock: socket.socket,
+    deadline: float,
+    op: Callable[..., _T],
+    *args: Any,
+    cap: float | None = None,
+) -> _T:
+    """Run one blocking socket operation, bounded by the call's absolute ``deadline``.
 
-    deadline: float
-    policy: NetPolicy
-    resolver: Resolver | None
-    watch: _Watch
-    connections_opened: int = 0
+    Every blocking operation of an exchange goes through here: it sets the
+    socket timeout to the time left (at most ``cap``) and turns a socket
+    timeout into the call's ``TIMEOUT`` fault, so no operation, and hence no
+    sequence of them, can outlast the deadline.
+    """
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timeout()
+    sock.settimeout(left if cap is None else min(left, cap))
+    try:
+        return op(*args)
+    except TimeoutError:
+        raise _timeout() from None
 
 
-_CURRENT_CALL: Final[contextvars.ContextVar[_CallState | None]] = contextvars.ContextVar(
-    "bigtwo_current_call", default=None
-)
+# --------------------------------------------------------------------------- connections
 
 
-# --------------------------------------------------------------------------- pinned connections
-
-
-def _open_pinned(conn: HTTPConnection, state: _CallState) -> socket.socket:
-    """Resolve through the guard and connect to one of the approved addresses."""
-    remaining = state.deadline - time.monotonic()
-    addresses = resolve_checked(conn.host, state.policy, timeout=remaining, resolver=state.resolver)
-    last_error: OSError | None = None
-    for index, addr in enumerate(addresses):
-        remaining = state.deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        # Share the time left between the addresses still to try, so one
-        # black-holed address cannot use up the whole deadline.
-        attempt_timeout = remaining / (len(addresses) - index)
-        family = socket.AF_INET if isinstance(addr, ipaddress.IPv4Address) else socket.AF_INET6
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            for option in conn.socket_options or ():
-                sock.setsockopt(*option)
-            if conn.source_address:
-                sock.bind(conn.source_address)
-            sock.settimeout(attempt_timeout)
-            sock.connect((str(addr), conn.port))
-        except OSError as exc:
-            sock.close()
-            last_error = exc
+def _connect_candidates(addresses: list[IPAddress]) -> list[IPAddress]:
+    """The addresses one call may try, in resolver order, capped per family and in all."""
+    picked: list[IPAddress] = []
+    per_family: dict[int, int] = {}
+    for addr in addresses:
+        if per_family.get(addr.version, 0) >= MAX_CONNECT_ATTEMPTS_PER_FAMILY:
             continue
-        sock.settimeout(max(0.001, state.deadline - time.monotonic()))
-        return sock
-    if last_error is None or isinstance(last_error, TimeoutError):
-        raise urllib3.exceptions.ConnectTimeoutError(
-            conn, f"no connection to {conn.host} before the deadline"
-        )
-    raise urllib3.exceptions.NewConnectionError(
-        conn, f"failed to connect to {conn.host}: {last_error}"
-    )
+        per_family[addr.version] = per_family.get(addr.version, 0) + 1
+        picked.append(addr)
+        if len(picked) >= MAX_CONNECT_ATTEMPTS:
+            break
+    return picked
 
 
-class _WatchedMixin:
-    """Keeps a duplicate of the connection's socket registered with the current call."""
+class _Conn:
+    """One open connection to a bot, with its h11 state machine."""
 
-    _bt_dup: socket.socket | None = None
-    _bt_watch: _Watch | None = None
+    __slots__ = ("h11", "sock")
 
-    def _bt_attach(self) -> None:
-        state = _CURRENT_CALL.get()
-        if self._bt_dup is None or state is None:
-            return
-        if self._bt_watch is not None and self._bt_watch is not state.watch:
-            self._bt_watch.release(self._bt_dup)
-        self._bt_watch = state.watch
-        state.watch.attach(self._bt_dup)
-
-    def _bt_drop(self) -> None:
-        dup, watch = self._bt_dup, self._bt_watch
-        self._bt_dup = self._bt_watch = None
-        if dup is not None:
-            if watch is not None:
-                watch.release(dup)
-            dup.close()
-
-    def _bt_connect(self, conn: HTTPConnection) -> socket.socket:
-        state = _CURRENT_CALL.get()
-        if state is None:
-            raise AddressRefusedError("bot connections are only opened inside a BotClient call")
-        self._bt_drop()
-        state.connections_opened += 1
-        sock = _open_pinned(conn, state)
-        self._bt_dup = sock.dup()
-        self._bt_attach()
-        return sock
-
-
-class _PinnedHTTPConnection(_WatchedMixin, HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        return self._bt_connect(self)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        self._bt_attach()
-        super().request(*args, **kwargs)
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD_BYTES)
 
     def close(self) -> None:
+        # OSError: already closed by the peer; nothing left to release.
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def looks_alive(self) -> bool:
+        """Before reuse: an idle connection with anything to read was closed or is garbage."""
+        sock = self.sock
         try:
-            super().close()
-        finally:
-            self._bt_drop()
+            sock.setblocking(False)
+            try:
+                sock.recv(1)
+            finally:
+                sock.setblocking(True)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return True  # nothing waiting: the normal case
+        except OSError:
+            return False
+        return False  # EOF (b"") or unsolicited bytes
 
 
-class _PinnedHTTPSConnection(_PinnedHTTPConnection, HTTPSConnection):
-    """The same pinning and watching over TLS (HTTPSConnection subclasses HTTPConnection, so
-    the methods above reach the TLS versions through ``super()``)."""
+_TLS_CONTEXTS: dict[str | None, ssl.SSLContext] = {}
+_TLS_LOCK = threading.Lock()
 
 
-class _PinnedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _PinnedHTTPConnection
+def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """One verifying client context per trust store (loading the store is costly)."""
+    with _TLS_LOCK:
+        ctx = _TLS_CONTEXTS.get(ca_bundle)
+        if ctx is None:
+            ctx = ssl.create_default_context(cafile=ca_bundle)
+            ctx.set_alpn_protocols(["http/1.1"])
+            _TLS_CONTEXTS[ca_bundle] = ctx
+        return ctx
 
 
-class _PinnedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _PinnedHTTPSConnection
+# Clients alive in this process, so that a fork()ed child can drop what it inherited.
+_CLIENTS: Final[weakref.WeakSet[BotClient]] = weakref.WeakSet()
 
 
-class _PinnedAdapter(requests.adapters.HTTPAdapter):
-    """A requests adapter whose pools use the guarded, pinned connection classes."""
+def _forget_connections_after_fork() -> None:
+    for client in list(_CLIENTS):
+        client._after_fork()
 
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": _PinnedHTTPPool,
-            "https": _PinnedHTTPSPool,
-        }
+
+os.register_at_fork(after_in_child=_forget_connections_after_fork)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -474,12 +377,15 @@ def _object_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+_DECODER: Final = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_object_no_duplicates
+)
+
+
 def _parse_strict_json(body: bytes) -> tuple[dict[str, Any] | None, Fault | None, str]:
     try:
         text = body.decode("utf-8")
-        value = json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_object_no_duplicates
-        )
+        value = _DECODER.decode(text)
     except UnicodeDecodeError:
         return None, Fault.NOT_JSON, "body is not UTF-8"
     except RecursionError:
@@ -491,84 +397,9 @@ def _parse_strict_json(body: bytes) -> tuple[dict[str, Any] | None, Fault | None
     return value, None, ""
 
 
-# --------------------------------------------------------------------------- errors
-
-
-def _causes(exc: BaseException) -> list[BaseException]:
-    """The exception, its causes/contexts and exceptions carried in args (bounded)."""
-    found: list[BaseException] = []
-    todo: list[BaseException] = [exc]
-    while todo and len(found) < 16:
-        e = todo.pop()
-        if any(e is f for f in found):
-            continue
-        found.append(e)
-        todo.extend(a for a in e.args if isinstance(a, BaseException))
-        reason = getattr(e, "reason", None)
-        if isinstance(reason, BaseException):
-            todo.append(reason)
-        for linked in (e.__cause__, e.__context__):
-            if linked is not None:
-                todo.append(linked)
-    return found
-
-
-def _classify_error(exc: BaseException) -> tuple[Fault, str]:
-    chain = _causes(exc)
-    for e in chain:
-        if isinstance(e, AddressRefusedError):
-            return Fault.REFUSED_ADDRESS, str(e)
-        if isinstance(e, BadUrlError):
-            return Fault.BAD_URL, str(e)
-        if isinstance(e, ResolveTimeoutError):
-            return Fault.TIMEOUT, str(e)
-        if isinstance(e, ResolveFailedError):
-            return Fault.DNS, str(e)
-        if isinstance(e, GuardError):
-            return Fault.REFUSED_ADDRESS, str(e)
-    for e in chain:
-        # urllib3's NewConnectionError subclasses ConnectTimeoutError for history's
-        # sake, but it means "connection failed", e.g. refused.
-        if isinstance(e, urllib3.exceptions.NewConnectionError):
-            return Fault.CONNECTION, f"cannot connect: {e}"
-    for e in chain:
-        if isinstance(
-            e, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError | TimeoutError
-        ):
-            return Fault.TIMEOUT, "timed out"
-    for e in chain:
-        if isinstance(e, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
-            return Fault.TLS, f"TLS failure: {e}"
-    for e in chain:
-        if isinstance(
-            e, http.client.IncompleteRead | http.client.RemoteDisconnected | ConnectionError
-        ):
-            return Fault.CONNECTION, f"{type(e).__name__}: {e}"
-        if isinstance(
-            e,
-            http.client.HTTPException
-            | urllib3.exceptions.InvalidChunkLength
-            | urllib3.exceptions.HeaderParsingError,
-        ):
-            return Fault.PROTOCOL, f"malformed HTTP: {type(e).__name__}: {e}"
-    return Fault.CONNECTION, f"{type(exc).__name__}: {exc}"
-
-
-def _is_stale_connection(exc: BaseException) -> bool:
-    """Did a reused connection die before any answer (closed or reset by the peer)?"""
-    return any(
-        isinstance(
-            e,
-            http.client.RemoteDisconnected
-            | ConnectionResetError
-            | BrokenPipeError
-            | ConnectionAbortedError,
-        )
-        for e in _causes(exc)
-    )
-
-
 # --------------------------------------------------------------------------- client
+
+_STALE_ERRORS: Final = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 
 class BotClient:
@@ -604,7 +435,10 @@ class BotClient:
         self.max_body = max_body
         self._secret = secret
         self._resolver = resolver
+        self._ca_bundle = ca_bundle
         self._pool_maxsize = pool_maxsize
+        self._idle: list[_Conn] = []
+        self._lock = threading.Lock()
         self._target: Target | None = None
         self._refusal: tuple[Fault, str] | None = None
         try:
@@ -613,21 +447,17 @@ class BotClient:
             self._refusal = (Fault.BAD_URL, str(exc))
         except AddressRefusedError as exc:
             self._refusal = (Fault.REFUSED_ADDRESS, str(exc))
-        session = requests.Session()
-        session.trust_env = False  # no proxies, no .netrc: they would bypass the pin
-        session.headers = CaseInsensitiveDict(
-            {
-                "User-Agent": user_agent,
-                "Accept": "application/json",
-                "Accept-Encoding": "identity",
-                "Connection": "keep-alive",
-            }
-        )
-        session.verify = ca_bundle if ca_bundle is not None else True
-        adapter = _PinnedAdapter(pool_connections=1, pool_maxsize=pool_maxsize, max_retries=0)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        self._session = session
+        self._headers: list[tuple[str, str]] = []
+        if self._target is not None:
+            host_header = self._target.origin.split("://", 1)[1]
+            self._headers = [
+                ("Host", host_header),
+                ("User-Agent", user_agent),
+                ("Accept", "application/json"),
+                ("Accept-Encoding", "identity"),
+                ("Connection", "keep-alive"),
+            ]
+        _CLIENTS.add(self)
 
     @property
     def target(self) -> Target | None:
@@ -643,6 +473,10 @@ class BotClient:
         body = json.dumps(
             payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         ).encode("utf-8")
+        return self.post_bytes(path, body, deadline_s)
+
+    def post_bytes(self, path: str, body: bytes, deadline_s: float) -> CallResult:
+        """POST an already serialised JSON ``body`` (for callers that build it incrementally)."""
         return self._exchange("POST", path, body, deadline_s)
 
     def get(self, path: str, deadline_s: float) -> CallResult:
@@ -650,8 +484,11 @@ class BotClient:
         return self._exchange("GET", path, None, deadline_s)
 
     def close(self) -> None:
-        """Close pooled connections."""
-        self._session.close()
+        """Close pooled connections (a later call opens new ones)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
     def __enter__(self) -> BotClient:
         return self
@@ -661,136 +498,275 @@ class BotClient:
 
     # ------------------------------------------------------------------ internals
 
+    def _after_fork(self) -> None:
+        # The parent still owns these sockets: closing ours only drops our
+        # descriptors (no shutdown, no TLS close_notify), so the parent is unaffected.
+        self._lock = threading.Lock()
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
     def _exchange(
         self, method: str, path: str, body: bytes | None, deadline_s: float
     ) -> CallResult:
         start = time.monotonic()
-        if self._refusal is not None or self._target is None:
+        target = self._target
+        if self._refusal is not None or target is None:
             fault, detail = self._refusal or (Fault.BAD_URL, "no URL")
             return _fail(fault, detail, time.monotonic() - start)
         if deadline_s <= 0:
             return _fail(Fault.TIMEOUT, "deadline already passed", 0.0)
         deadline = start + deadline_s
-        headers: dict[str, str] = {}
+        headers = list(self._headers)
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers.append(("Content-Type", "application/json"))
+            headers.append(("Content-Length", str(len(body))))
         if self._secret is not None:
             timestamp = str(int(time.time()))
-            headers[TIMESTAMP_HEADER] = timestamp
-            headers[SIGNATURE_HEADER] = sign(self._secret, timestamp, body or b"")
-        url = self._target.url(path)
-
-        watch = _WATCHDOG.arm(deadline)
-        state = _CallState(deadline, self.policy, self._resolver, watch)
-        token = _CURRENT_CALL.set(state)
-        outcome: CallResult | None = None
-        error: BaseException | None = None
-        response: requests.Response | None = None
+            headers.append((TIMESTAMP_HEADER, timestamp))
+            headers.append((SIGNATURE_HEADER, sign(self._secret, timestamp, body or b"")))
+        request = h11.Request(
+            method=method, target=f"{target.base_path}/{path.lstrip('/')}", headers=headers
+        )
         try:
-            response = self._send(state, method, url, body, headers)
-            outcome = self._read(response, start)
-        except Exception as exc:  # classified below, after the watchdog is disarmed
-            error = exc
-        finally:
-            fired = watch.disarm()
-            _CURRENT_CALL.reset(token)
-            if response is not None and (outcome is None or not outcome.ok):
-                response.close()  # discard a connection in an unknown state
+            status, raw = self._send_with_retry(request, body, deadline)
+        except _CallFaultError as exc:
+            fault, detail, status_seen = exc.fault, exc.detail, exc.status
+        except (GuardError, OSError, h11.RemoteProtocolError) as exc:
+            fault, detail = _classify(exc)
+            status_seen = None
+        else:
+            latency = time.monotonic() - start
+            if latency > deadline_s:
+                return _fail(Fault.TIMEOUT, f"answered after {latency:.3f}s", latency)
+            data, json_fault, json_detail = _parse_strict_json(raw)
+            if json_fault is not None:
+                return _fail(json_fault, json_detail, latency, status)
+            return CallResult(
+                ok=True, status=status, data=data, latency_s=latency, fault=None, detail=""
+            )
         latency = time.monotonic() - start
-        status = outcome.status if outcome is not None else None
-        if fired or latency > deadline_s:
-            # Authoritative: once the watchdog has shut the socket down, what was
-            # read may *look* complete (EOF ends a body without Content-Length, a
-            # cut status line can still parse), so nothing read is trusted.
+        if fault is Fault.TIMEOUT or latency > deadline_s:
+            # Nothing read from a call cut off at its deadline is trusted.
             return _fail(Fault.TIMEOUT, f"no complete answer within {deadline_s:.3f}s", latency)
-        if error is not None:
-            fault, detail = _classify_error(error)
-            return _fail(fault, detail, latency, status)
-        assert outcome is not None
-        return outcome
+        return _fail(fault, detail, latency, status_seen)
 
-    def _send(
-        self, state: _CallState, method: str, url: str, body: bytes | None, headers: dict[str, str]
-    ) -> requests.Response:
-        """Send the request; retry only when a pooled connection turned out stale.
-
-        A kept-alive connection the bot closed while it sat idle in the pool
-        fails the moment it is reused, before any byte of an answer: the bot's
-        idle timeout, not its behaviour.  urllib3 checks for this before reuse,
-        but the close can still race with the send, so such a failure is
-        retried (within the same deadline) on another connection.  Failures on
-        a freshly opened connection are never retried.  A bot can therefore
-        see a request twice if it closes a kept-alive connection after reading
-        a request without answering it; bots must answer repeats of a request
-        the same way.
-        """
+    def _send_with_retry(
+        self, request: h11.Request, body: bytes | None, deadline: float
+    ) -> tuple[int, bytes]:
+        """One exchange; a reused connection that turned out stale is replaced and retried."""
         retries = self._pool_maxsize
         while True:
-            opened_before = state.connections_opened
-            remaining = max(0.001, state.deadline - time.monotonic())
+            conn, reused = self._checkout(deadline)
+            done = False
             try:
-                return self._session.request(
-                    method,
-                    url,
-                    data=body,
-                    headers=headers,
-                    timeout=(remaining, remaining),
-                    allow_redirects=False,
-                    stream=True,
-                )
-            except requests.exceptions.ConnectionError as exc:
-                reused = state.connections_opened == opened_before
-                if not (
-                    reused
-                    and retries > 0
-                    and _is_stale_connection(exc)
-                    and not state.watch.fired
-                    and time.monotonic() < state.deadline
-                ):
-                    raise
+                status, raw, reusable = self._exchange_on(conn, request, body, deadline, reused)
+                if reusable:
+                    conn.h11.start_next_cycle()
+                    self._checkin(conn)
+                    done = True
+                return status, raw
+            except _StaleError:
+                if retries <= 0:
+                    raise _CallFaultError(
+                        Fault.CONNECTION, "connection closed before the answer"
+                    ) from None
                 retries -= 1
+            finally:
+                if not done:
+                    conn.close()
 
-    def _read(self, response: requests.Response, start: float) -> CallResult:
-        status = response.status_code
-        if 300 <= status < 400:
-            location = response.headers.get("Location", "")[:100]
-            return _fail(
-                Fault.REDIRECT,
-                f"HTTP {status} redirect to {location!r} not followed",
-                time.monotonic() - start,
-                status,
+    def _checkout(self, deadline: float) -> tuple[_Conn, bool]:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                return self._open(deadline), False
+            if conn.looks_alive():
+                return conn, True
+            conn.close()
+
+    def _checkin(self, conn: _Conn) -> None:
+        with self._lock:
+            if len(self._idle) < self._pool_maxsize:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def _open(self, deadline: float) -> _Conn:
+        """Resolve through the guard, connect to an approved address, do TLS if asked."""
+        target = self._target
+        assert target is not None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _timeout()
+        addresses = _connect_candidates(
+            resolve_checked(target.host, self.policy, timeout=left, resolver=self._resolver)
+        )
+        sock: socket.socket | None = None
+        last_error: OSError | None = None
+        for index, addr in enumerate(addresses):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _timeout()
+            family = socket.AF_INET if isinstance(addr, ipaddress.IPv4Address) else socket.AF_INET6
+            candidate = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                candidate.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # Share the time left between the addresses still to try.
+                share = left / (len(addresses) - index)
+                where = (str(addr), target.port)
+                _bounded(candidate, deadline, candidate.connect, where, cap=share)
+            except _CallFaultError:
+                candidate.close()
+                if index == len(addresses) - 1:
+                    raise
+                continue
+            except OSError as exc:
+                candidate.close()
+                last_error = exc
+                continue
+            except BaseException:
+                candidate.close()
+                raise
+            sock = candidate
+            break
+        if sock is None:
+            detail = f"cannot connect to {target.host}: {last_error}"
+            raise _CallFaultError(Fault.CONNECTION, detail)
+        if target.scheme == "https":
+            sock = self._handshake(sock, target, deadline)
+        return _Conn(sock)
+
+    def _handshake(self, sock: socket.socket, target: Target, deadline: float) -> socket.socket:
+        try:
+            tls = _tls_context(self._ca_bundle).wrap_socket(
+                sock, server_hostname=target.host, do_handshake_on_connect=False
             )
-        if not 200 <= status < 300:
-            return _fail(Fault.HTTP_STATUS, f"HTTP {status}", time.monotonic() - start, status)
-        declared = response.headers.get("Content-Length", "").strip()
-        if declared.isdigit() and int(declared) > self.max_body:
-            return _fail(
-                Fault.BODY_TOO_LARGE,
-                f"Content-Length {declared} exceeds {self.max_body} bytes",
-                time.monotonic() - start,
-                status,
-            )
-        raw = response.raw
+        except BaseException:
+            sock.close()
+            raise
+        try:
+            _bounded(tls, deadline, tls.do_handshake)
+        except ssl.SSLError as exc:
+            tls.close()
+            raise _CallFaultError(Fault.TLS, f"TLS failure: {exc}") from None
+        except BaseException:
+            tls.close()
+            raise
+        return tls
+
+    def _exchange_on(
+        self, conn: _Conn, request: h11.Request, body: bytes | None, deadline: float, reused: bool
+    ) -> tuple[int, bytes, bool]:
+        """Send the request and read the answer: (status, body, connection reusable)."""
+        machine, sock = conn.h11, conn.sock
+        out = machine.send(request) or b""
+        if body:
+            out += machine.send(h11.Data(data=body)) or b""
+        out += machine.send(h11.EndOfMessage()) or b""
+        view = memoryview(out)
+        try:
+            while view:
+                sent = _bounded(sock, deadline, sock.send, view)
+                view = view[sent:]
+        except _STALE_ERRORS:
+            if reused:
+                raise _StaleError from None
+            raise
+        status: int | None = None
+        got_bytes = False
+        eof = False
         chunks: list[bytes] = []
         total = 0
-        while total <= self.max_body:
-            chunk = raw.read(self.max_body + 1 - total, decode_content=False)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > self.max_body:
-            return _fail(
-                Fault.BODY_TOO_LARGE,
-                f"body exceeds {self.max_body} bytes",
-                time.monotonic() - start,
-                status,
+        limit = self.max_body
+        while True:
+            try:
+                event = machine.next_event()
+            except h11.RemoteProtocolError as exc:
+                if not eof:
+                    detail = f"malformed HTTP: {exc}"
+                    raise _CallFaultError(Fault.PROTOCOL, detail, status) from None
+                if reused and not got_bytes:
+                    raise _StaleError from None
+                raise _CallFaultError(
+                    Fault.CONNECTION, "connection closed before the answer was complete", status
+                ) from None
+            if event is h11.NEED_DATA:
+                try:
+                    data = _bounded(sock, deadline, sock.recv, _RECV_SIZE)
+                except _STALE_ERRORS:
+                    if reused and not got_bytes:
+                        raise _StaleError from None
+                    raise
+                if data:
+                    got_bytes = True
+                else:
+                    eof = True
+                machine.receive_data(data)
+                continue
+            kind = type(event)
+            if kind is h11.Data:
+                assert isinstance(event, h11.Data)
+                total += len(event.data)
+                if total > limit:
+                    raise _CallFaultError(
+                        Fault.BODY_TOO_LARGE, f"body exceeds {limit} bytes", status
+                    )
+                chunks.append(bytes(event.data))
+            elif kind is h11.Response:
+                assert isinstance(event, h11.Response)
+                status = event.status_code
+                self._check_head(event)
+            elif kind is h11.EndOfMessage:
+                assert status is not None
+                reusable = machine.our_state is h11.DONE and machine.their_state is h11.DONE
+                return status, b"".join(chunks), reusable
+            elif kind is h11.InformationalResponse:
+                assert isinstance(event, h11.InformationalResponse)
+                if event.status_code == 101:
+                    raise _CallFaultError(Fault.PROTOCOL, "unasked-for 101 Switching Protocols")
+            else:  # ConnectionClosed before the end of the message; h11 raises for that
+                raise _CallFaultError(Fault.CONNECTION, "connection closed", status)
+
+    def _check_head(self, response: h11.Response) -> None:
+        status = response.status_code
+        headers = response.headers
+        if len(headers) > MAX_HEADERS:
+            raise _CallFaultError(Fault.PROTOCOL, f"more than {MAX_HEADERS} header fields", status)
+        if 300 <= status < 400:
+            location = next((v for k, v in headers if k == b"location"), b"")
+            shown = location[:100].decode("latin-1")
+            raise _CallFaultError(
+                Fault.REDIRECT, f"HTTP {status} redirect to {shown!r} not followed", status
             )
-        raw.release_conn()  # whole body read: the connection goes back to the pool
-        data, fault, detail = _parse_strict_json(b"".join(chunks))
-        latency = time.monotonic() - start
-        if fault is not None:
-            return _fail(fault, detail, latency, status)
-        return CallResult(
-            ok=True, status=status, data=data, latency_s=latency, fault=None, detail=""
-        )
+        if not 200 <= status < 300:
+            raise _CallFaultError(Fault.HTTP_STATUS, f"HTTP {status}", status)
+        for name, value in headers:
+            if name == b"content-length" and int(value) > self.max_body:
+                raise _CallFaultError(
+                    Fault.BODY_TOO_LARGE,
+                    f"Content-Length {int(value)} exceeds {self.max_body} bytes",
+                    status,
+                )
+
+
+def _classify(exc: BaseException) -> tuple[Fault, str]:
+    """The fault for an exception raised by the guard, the socket layer or h11."""
+    if isinstance(exc, AddressRefusedError):
+        return Fault.REFUSED_ADDRESS, str(exc)
+    if isinstance(exc, BadUrlError):
+        return Fault.BAD_URL, str(exc)
+    if isinstance(exc, ResolveTimeoutError):
+        return Fault.TIMEOUT, str(exc)
+    if isinstance(exc, ResolveFailedError):
+        return Fault.DNS, str(exc)
+    if isinstance(exc, GuardError):
+        return Fault.REFUSED_ADDRESS, str(exc)
+    if isinstance(exc, TimeoutError):
+        return Fault.TIMEOUT, "timed out"
+    if isinstance(exc, ssl.SSLError):
+        return Fault.TLS, f"TLS failure: {exc}"
+    if isinstance(exc, h11.RemoteProtocolError):
+        return Fault.PROTOCOL, f"malformed HTTP: {exc}"
+    return Fault.CONNECTION, f"{type(exc).__name__}: {exc}"

@@ -1,7 +1,7 @@
 """The dependency rules of the design, checked on the source.
 
-* ``referee/`` is the pure engine: standard library only, plus ``requests``/``urllib3`` in the
-  HTTP caller.  It never imports Flask, Redis, RQ, SQL, or ``arena``.
+* ``referee/`` is the pure engine: standard library only, plus ``h11`` (the HTTP/1.1 parser) in
+  the HTTP caller.  It never imports Flask, Redis, RQ, SQL, or ``arena``.
 * ``sample_bots/`` speak only the wire protocol: no ``referee`` or ``arena`` imports.
 * ``arena/`` may import ``referee``; ``referee`` never imports ``arena``.
 """
@@ -37,7 +37,7 @@ def sources(package: str) -> list[Path]:
 def test_referee_imports_only_the_standard_library(path: Path) -> None:
     allowed = STDLIB | {"referee"}
     if path.name == "httpbot.py":
-        allowed |= {"requests", "urllib3"}
+        allowed |= {"h11"}
     extra = imports_of(path) - allowed
     assert not extra, f"{path.name} imports {sorted(extra)}"
 
