@@ -29,14 +29,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from .cards import iter_cards
 from .combos import classify
 from .movegen import leading_plays
 from .outcome import Outcome
-from .players import EXCEPTION, Player, Reply
+from .players import Player, Reply
 from .protocol import (
     MAX_SAY,
     check_description,
@@ -303,15 +302,13 @@ def latency_stats(seat: int, values: Sequence[float]) -> LatencyStats:
 TurnHook = Callable[[TurnRecord], None]
 
 
-def _safe(player: Player, call: Callable[[], Reply]) -> Reply:
-    """Players must not raise; if a custom one does, it is the player's fault, not ours.
+def _scrubbed(player: Player, reply: Reply) -> Reply:
+    """``reply`` with its detail passed through ``player.scrub``, the one door through which a
+    player's texts enter the record, so no URL reaches a log whatever the player is.
 
-    Every detail is passed through ``player.scrub`` here, the one door through which a
-    player's texts enter the record, so no URL reaches a log whatever the player is."""
-    try:
-        reply = call()
-    except Exception as exc:
-        reply = Reply(None, 0.0, EXCEPTION, f"{type(exc).__name__}: {exc}"[:300])
+    Nothing around a player's call is caught: players report bot faults as data, so an
+    exception out of one is a bug, or not about the bot at all (a queue's job timeout), and
+    it propagates."""
     if not reply.detail:
         return reply
     return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail))
@@ -353,7 +350,7 @@ class _Match:
     def identify(self) -> None:
         deadline = self.limits.call_deadline_ms / 1000
         for seat, player in enumerate(self.players):
-            reply = _safe(player, partial(player.describe, deadline))
+            reply = _scrubbed(player, player.describe(deadline))
             problem = None if not reply.ok else check_description(reply.data)
             if reply.ok and problem is None and reply.data is not None:
                 d = reply.data
@@ -383,7 +380,7 @@ class _Match:
                 seats=seats,
                 limits=limits,
             )
-            reply = _safe(player, partial(player.start, body, deadline))
+            reply = _scrubbed(player, player.start(body, deadline))
             if not reply.ok:
                 self._note(seat, "start", reply)
 
@@ -410,7 +407,7 @@ class _Match:
                 strikes=self.strike_count,
                 forfeited=sorted(self.forfeited),
             )
-            reply = _safe(player, partial(player.end, body, deadline))
+            reply = _scrubbed(player, player.end(body, deadline))
             if not reply.ok:
                 self._note(seat, "end", reply)
 
@@ -460,7 +457,7 @@ class _Match:
         )
         deadline_s = (limits.deadline_ms + self.bank[seat]) / 1000
         player = self.players[seat]
-        reply = _safe(player, partial(player.move, request, deadline_s))
+        reply = _scrubbed(player, player.move(request, deadline_s))
         latency_ms = round(reply.latency_s * 1000, 3)
         self.latencies[seat].append(latency_ms)
         self.last_latency[seat] = round(latency_ms)
@@ -534,7 +531,10 @@ def run_match(
 
     ``seed`` determines every deal (see :func:`deal_seed`); ``on_turn`` is called after each
     turn (progress display, streaming, a lease heartbeat) and may abort the match by raising:
-    the exception propagates.  Never raises for anything a player does; the players are not
+    the exception propagates.  Players report what a bot does as faults (data), never as
+    exceptions, so nothing is caught here: an exception out of a player is a bug in the
+    player or an exception that is not about the bot at all (a queue's job timeout raised by
+    its signal handler, ``KeyboardInterrupt``), and it propagates.  The players are not
     closed.
     """
     mid = match_id if match_id is not None else f"match-{seed}"

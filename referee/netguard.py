@@ -574,23 +574,31 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class _Lookup:
-    __slots__ = ("done", "error", "result")
+    __slots__ = ("_held", "_lock", "done", "error", "result", "slots")
 
-    def __init__(self) -> None:
+    def __init__(self, slots: threading.BoundedSemaphore) -> None:
         self.done = threading.Event()
         self.result: list[str] = []
         self.error: BaseException | None = None
+        self.slots = slots
+        self._held = True
+        self._lock = threading.Lock()
+
+    def release_slot(self) -> None:
+        """Give the lookup slot back, once, whoever gets here first."""
+        with self._lock:
+            held, self._held = self._held, False
+        if held:
+            self.slots.release()
 
 
-def _run_lookup(
-    resolver: Resolver, host: str, box: _Lookup, slots: threading.BoundedSemaphore
-) -> None:
+def _run_lookup(resolver: Resolver, host: str, box: _Lookup) -> None:
     try:
         box.result = [str(a) for a in resolver(host)]
     except BaseException as exc:  # reported to the waiting caller, if still there
         box.error = exc
     finally:
-        slots.release()
+        box.release_slot()
         box.done.set()
 
 
@@ -599,13 +607,15 @@ def _bounded_lookup(resolver: Resolver, host: str, timeout: float) -> list[str]:
     slots = _lookup_slots
     if timeout <= 0 or not slots.acquire(timeout=timeout):
         raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
-    box = _Lookup()
+    box = _Lookup(slots)
     try:
         threading.Thread(
-            target=_run_lookup, args=(resolver, host, box, slots), name="bigtwo-dns", daemon=True
+            target=_run_lookup, args=(resolver, host, box), name="bigtwo-dns", daemon=True
         ).start()
     except BaseException:
-        slots.release()
+        # The thread may or may not be running (an exception raised by a signal handler
+        # can land inside start()); the slot is released once either way.
+        box.release_slot()
         raise
     if not box.done.wait(max(0.0, end - time.monotonic())):
         raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")

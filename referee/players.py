@@ -3,7 +3,9 @@
 A :class:`Player` answers the four protocol calls (``describe`` = ``GET /``, ``start``,
 ``move``, ``end``) with a :class:`Reply`: the answer's JSON object or a fault, and how long it
 took.  A player never raises for anything the bot does; faults are data, and the runner decides
-what they cost (see :mod:`referee.match`).
+what they cost (see :mod:`referee.match`).  Nothing else is caught: an exception that is not
+the bot's doing (a job queue's timeout raised by a signal handler, ``KeyboardInterrupt``, a bug
+here) propagates out of the player and out of :func:`~referee.match.run_match`.
 
 * :class:`HttpPlayer` calls a bot's web server through :class:`~referee.httpbot.BotClient`
   (deadline-enforcing, SSRF-guarded, optionally signing every request).  Its URL stays
@@ -12,7 +14,10 @@ what they cost (see :mod:`referee.match`).
 * :class:`LocalPlayer` wraps ``choose(request) -> answer`` for tests, demos and benchmarks.  It
   cannot interrupt a slow function, but it measures it: an answer that came after the deadline
   is a ``timeout`` fault exactly as it would be over HTTP, and an exception is an
-  ``exception`` fault.
+  ``exception`` fault.  The function *is* the bot, so any ``Exception`` it raises is the bot's
+  fault; an exception raised asynchronously while it runs (a queue's job timeout) cannot be
+  told apart from one of its own, so in-process players are for tests, demos and benchmarks,
+  and the arena seats only :class:`HttpPlayer`.
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ class LocalPlayer(Player):
         t0 = time.perf_counter()
         try:
             data = fn(arg)
-        except Exception as exc:
+        except Exception as exc:  # the function is the bot: its exceptions are its faults
             latency = time.perf_counter() - t0
             where = traceback.extract_tb(exc.__traceback__)[-1]
             detail = f"{type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"

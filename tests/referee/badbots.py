@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import ssl
 import struct
@@ -322,3 +323,177 @@ def one_answer_then_close(conn: socket.socket, bot: BadBot) -> None:
         return
     bot.record(req)
     conn.sendall(response_bytes(b'{"a": 1}'))
+
+
+# --------------------------------------------------------------------------- framings x phases
+# Every way an HTTP/1.x response can delimit its body, so deadline tests can show that none
+# of them stretches the call: the client must stop at its deadline whichever framing the bot
+# picks and wherever (status line, headers, body) it starts trickling.
+
+FRAMINGS: tuple[str, ...] = (
+    "keep-alive+content-length",
+    "close+content-length",
+    "no-length-read-to-eof",
+    "http/1.0",
+    "chunked",
+    "chunked+close",
+)
+PHASES: tuple[str, ...] = ("status-line", "headers", "body")
+
+DESCRIPTION = {"protocol": 1, "name": "trickler", "author": "tests", "version": "1"}
+
+
+def framed_response(framing: str, body: bytes) -> tuple[bytes, bytes, bytes]:
+    """``(status line, header block with its blank line, body bytes on the wire)``."""
+    status = b"HTTP/1.0 200 OK\r\n" if framing == "http/1.0" else b"HTTP/1.1 200 OK\r\n"
+    headers = b"Content-Type: application/json\r\n"
+    wire = body
+    if framing in ("keep-alive+content-length", "close+content-length", "http/1.0"):
+        headers += b"Content-Length: %d\r\n" % len(body)
+    if framing in ("chunked", "chunked+close"):
+        headers += b"Transfer-Encoding: chunked\r\n"
+        wire = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    if framing.endswith("+close"):
+        headers += b"Connection: close\r\n"
+    return status, headers + b"\r\n", wire
+
+
+def padded_body(size: int) -> bytes:
+    """A JSON object of exactly ``size`` bytes (>= 10)."""
+    return b'{"pad":"' + b"x" * (size - 10) + b'"}'
+
+
+def trickle_framed(framing: str, phase: str, interval: float, *, body_size: int = 200,
+                   describe_first: bool = False) -> Behaviour:
+    """Answer with ``framing``, sending everything before ``phase`` at once and the rest one
+    byte every ``interval`` seconds.  ``describe_first`` answers ``GET /`` properly first (so a
+    health check gets as far as its probe ``/move``)."""
+    status, head, wire = framed_response(framing, padded_body(body_size))
+    at_once = {"status-line": b"", "headers": status, "body": status + head}[phase]
+    slow = (status + head + wire)[len(at_once):]
+
+    def run(conn: socket.socket, bot: BadBot) -> None:
+        buf = bytearray()
+        req = read_request(conn, buf)
+        if req is None:
+            return
+        if describe_first and req.method == "GET":
+            conn.sendall(response_bytes(json.dumps(DESCRIPTION).encode()))
+            req = read_request(conn, buf)
+            if req is None:
+                return
+        bot.record(req)
+        conn.sendall(at_once)
+        for i in range(len(slow)):
+            if bot.stop.wait(interval):
+                return
+            conn.sendall(slow[i : i + 1])
+        bot.stop.wait(10)
+
+    return run
+
+
+def trickle_forever(framing: str, interval: float = 0.02, *,
+                    describe_first: bool = False) -> Behaviour:
+    """A body that never ends: spaces to EOF, or endless one-byte chunks, or endless headers.
+
+    ``describe_first`` as for :func:`trickle_framed`."""
+    if framing == "chunked":
+        head, unit = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n"), b"1\r\n \r\n"
+    elif framing == "headers":
+        head, unit = b"HTTP/1.1 200 OK\r\n", b"X-A: b\r\n"
+    else:
+        head, unit = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b" "
+
+    def run(conn: socket.socket, bot: BadBot) -> None:
+        buf = bytearray()
+        req = read_request(conn, buf)
+        if req is None:
+            return
+        if describe_first and req.method == "GET":
+            conn.sendall(response_bytes(json.dumps(DESCRIPTION).encode()))
+            if read_request(conn, buf) is None:
+                return
+        conn.sendall(head)
+        while not bot.stop.wait(interval):  # until the client leaves or the test ends
+            conn.sendall(unit)
+
+    return run
+
+
+def tls_trickled_handshake(ctx: ssl.SSLContext, interval: float = 0.02) -> Behaviour:
+    """A real TLS server (``ctx``) whose handshake bytes go out one every ``interval`` s.
+
+    The handshake runs over memory BIOs so that this server, not ``ssl``, decides the pace of
+    every byte it sends; use with ``BadBot(tls=None)``.
+    """
+
+    def run(conn: socket.socket, bot: BadBot) -> None:
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(incoming, outgoing, server_side=True)
+        conn.settimeout(0.05)
+        while not bot.stop.is_set():
+            with contextlib.suppress(ssl.SSLWantReadError):
+                tls.do_handshake()
+            pending = outgoing.read()
+            for i in range(len(pending)):
+                if bot.stop.wait(interval):
+                    return
+                conn.sendall(pending[i : i + 1])
+            try:
+                data = conn.recv(65536)
+            except TimeoutError:
+                continue
+            if not data:
+                return
+            incoming.write(data)
+
+    return run
+
+
+# ------------------------------------------------------------------ asynchronous exceptions
+
+
+class JobTimeout(Exception):  # noqa: N818 - named like the exception it stands in for
+    """Stands in for a job queue's timeout exception.
+
+    RQ's ``JobTimeoutException`` is raised by a SIGALRM handler in whatever code the job is
+    running, and it subclasses ``Exception``: a caller that catches ``Exception`` would turn
+    the queue's own timeout into a bot fault and keep the stuck job running.
+    """
+
+
+@contextlib.contextmanager
+def alarm_raises(exc_type: type[BaseException] = JobTimeout) -> Iterator[Callable[[], None]]:
+    """Install a SIGALRM handler raising ``exc_type`` (as RQ's death penalty does) in the
+    main thread; yields ``fire()``, which any thread may call to deliver SIGALRM to the main
+    thread (thread-directed, so it interrupts the main thread's blocking call)."""
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread() is threading.main_thread()
+
+    def handler(signum: int, frame: object) -> None:
+        raise exc_type("the job's time is up")
+
+    def fire() -> None:
+        signal.pthread_kill(main, signal.SIGALRM)
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        yield fire
+    finally:
+        signal.signal(signal.SIGALRM, old)
+
+
+def interrupting(behaviour: Behaviour, fire: Callable[[], None], after_s: float = 0.2
+                 ) -> Behaviour:
+    """Run ``behaviour``; ``after_s`` seconds into the first connection, call ``fire()``."""
+    fired = threading.Event()
+
+    def run(conn: socket.socket, bot: BadBot) -> None:
+        if not fired.is_set():
+            fired.set()
+            threading.Timer(after_s, fire).start()
+        behaviour(conn, bot)
+
+    return run

@@ -504,3 +504,49 @@ def test_failure_on_a_fresh_connection_is_not_retried() -> None:
     result, _, bot = call_once(bb.close_after_request, deadline=2.0)
     assert result.fault is Fault.CONNECTION
     assert bot.connections == 1
+
+
+# --------------------------------------------------------------------------- not our exceptions
+
+
+def test_async_exception_during_a_call_propagates_and_drops_the_connection() -> None:
+    # A queue's job timeout arrives as an exception raised by a signal handler, here while
+    # the call waits for a hanging bot's answer.  It must leave BotClient.call unchanged
+    # (not become a bot fault), and the interrupted connection must not be reused.
+    with bb.alarm_raises() as fire, bb.serving(
+            bb.interrupting(bb.scripted([30.0, 0.0]), fire)) as bot:
+        with BotClient(bot.url, policy=LOCAL) as client:
+            t0 = time.monotonic()
+            with pytest.raises(bb.JobTimeout):
+                client.call("/move", {}, 10.0)
+            assert time.monotonic() - t0 < 5.0
+            assert client.call("/move", {}, 5.0).ok
+        assert bot.connections == 2
+
+
+def test_async_exception_during_dns_propagates() -> None:
+    release = threading.Event()
+    with bb.alarm_raises() as fire:
+
+        def resolver(host: str) -> list[str]:
+            fire()
+            release.wait(10)
+            return ["127.0.0.1"]
+
+        try:
+            with (BotClient("http://slow.test:9/", policy=LOCAL, resolver=resolver) as c,
+                  pytest.raises(bb.JobTimeout)):
+                c.call("/move", {}, 10.0)
+        finally:
+            release.set()
+
+
+def test_async_exception_during_tls_handshake_propagates(
+        tls_setup: tuple[ssl.SSLContext, str]) -> None:
+    ctx, ca_path = tls_setup
+    with (bb.alarm_raises() as fire,
+          bb.serving(bb.interrupting(bb.tls_trickled_handshake(ctx, 0.05), fire)) as bot,
+          BotClient(f"https://bot.test:{bot.port}/", policy=LOCAL, ca_bundle=ca_path,
+                    resolver=lambda h: ["127.0.0.1"]) as client,
+          pytest.raises(bb.JobTimeout)):
+        client.get("/", 10.0)

@@ -29,6 +29,7 @@ from referee.match import (
 from referee.netguard import NetPolicy
 from referee.players import HttpPlayer, LocalPlayer, Player
 from referee.state import PASS, Deal
+from tests.referee import badbots as bb
 from tests.referee import protocolbots as pb
 
 LOCAL = NetPolicy(allow_private=True)
@@ -283,13 +284,47 @@ class Raises(Player):
         raise ValueError("end")
 
 
-def test_a_raising_player_does_not_stop_the_match() -> None:
-    rec = run_match(STANDARD, [Raises(), LocalPlayer(first), LocalPlayer(first),
-                               LocalPlayer(first)], seed=2, deals=1, limits=Limits(max_strikes=2))
-    assert [n.call for n in rec.notes] == ["describe", "start", "end"]
-    assert rec.seats[0].name == "seat 0"
-    assert rec.forfeits[0].seat == 0
-    assert_valid(rec)
+def test_an_exception_from_a_player_propagates() -> None:
+    # Players report bot faults as data; an exception out of a player is a bug (or not about
+    # the bot at all), and the runner must not turn it into a fault and play on.
+    with pytest.raises(ValueError, match="describe"):
+        run_match(STANDARD, [Raises(), LocalPlayer(first), LocalPlayer(first),
+                             LocalPlayer(first)], seed=2, deals=1, limits=Limits(max_strikes=2))
+
+
+def test_a_queue_timeout_during_a_bot_call_propagates_out_of_run_match() -> None:
+    # RQ's job timeout is an Exception raised by a SIGALRM handler inside whatever the job is
+    # doing, here a /move call to a bot that hangs.  It must end the match at once.
+    with bb.alarm_raises() as fire:
+
+        def interrupt_then_hang(conn: Any, bot: pb.ProtocolBot, body: dict[str, Any]) -> bool:
+            fire()
+            return pb.hang(conn, bot, body)
+
+        bots = [pb.ProtocolBot(name=f"b{i}") for i in range(4)]
+        bots[1].misbehave, bots[1].bad_moves = interrupt_then_hang, {0}
+        with pb.running(*bots):
+            players = http_players(bots)
+            t0 = time.monotonic()
+            try:
+                with pytest.raises(bb.JobTimeout):
+                    run_match(STANDARD, players, seed=3, deals=2,
+                              limits=Limits(deadline_ms=20_000, time_bank_ms=0))
+            finally:
+                close_all(players)
+            assert time.monotonic() - t0 < 10
+        assert len(bots[1].moves) == 1 and bots[0].ends == []
+
+
+def test_a_queue_timeout_during_get_propagates_out_of_run_match() -> None:
+    with bb.alarm_raises() as fire, bb.serving(bb.interrupting(bb.hang, fire)) as hung:
+        players: list[Player] = [HttpPlayer(hung.url, policy=LOCAL), LocalPlayer(first),
+                                 LocalPlayer(first), LocalPlayer(first)]
+        try:
+            with pytest.raises(bb.JobTimeout):
+                run_match(STANDARD, players, seed=3, deals=1)
+        finally:
+            close_all(players)
 
 
 def test_courtesy_call_failures_are_notes_not_strikes() -> None:
