@@ -7,6 +7,7 @@ seconds, without being flaky on a loaded CI machine.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -550,3 +551,42 @@ def test_async_exception_during_tls_handshake_propagates(
                     resolver=lambda h: ["127.0.0.1"]) as client,
           pytest.raises(bb.JobTimeout)):
         client.get("/", 10.0)
+
+
+# --------------------------------------------------------------------------- connection attempts
+
+
+def test_connection_attempts_per_call_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.httpbot import MAX_CONNECT_ATTEMPTS_PER_FAMILY
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens on that port on any of the addresses below
+    many = [f"127.0.0.{i}" for i in range(2, 102)]
+    connects = _record_connects(monkeypatch)
+    with BotClient(f"http://many.test:{port}/", policy=LOCAL, resolver=lambda h: many) as client:
+        result = client.call("/move", {}, 2.0)
+    assert result.fault is Fault.CONNECTION
+    assert connects == [(a, port) for a in many[:MAX_CONNECT_ATTEMPTS_PER_FAMILY]]
+
+
+def test_connection_attempts_are_capped_per_family_and_in_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.httpbot import MAX_CONNECT_ATTEMPTS
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    v4 = [f"127.0.0.{i}" for i in range(2, 52)]
+    v6 = [f"::ffff:127.0.1.{i}" for i in range(2, 52)]  # IPv4-mapped loopback, over AF_INET6
+    mixed = [a for pair in zip(v4, v6, strict=True) for a in pair]
+    connects = _record_connects(monkeypatch)
+    with BotClient(f"http://many.test:{port}/", policy=LOCAL,
+                   resolver=lambda h: mixed) as client:
+        result = client.call("/move", {}, 2.0)
+    assert result.fault is Fault.CONNECTION
+    tried = [ipaddress.ip_address(c[0]) for c in connects]  # type: ignore[index]
+    assert len(tried) == MAX_CONNECT_ATTEMPTS
+    assert tried == [ipaddress.ip_address(a) for a in (v4[0], v6[0], v4[1], v6[1])]
