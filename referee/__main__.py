@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from referee.terminal import echo
+
 COMMANDS = {
     "legal": ("referee.cli_legal", "legal-move lists for JSON Lines cases on stdin"),
     "demo": ("referee.cli_demo", "a demo match of in-process players, printing the result"),
@@ -29,11 +31,11 @@ def usage() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "help"):
-        print(usage())
+        echo(usage())
         return 0 if args else 2
     name = args[0]
     if name not in COMMANDS:
-        print(f"unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        echo(f"unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
     result: int = module.main(args[1:])

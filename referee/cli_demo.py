@@ -19,6 +19,7 @@ from .match import Limits, TurnRecord, run_match
 from .players import LocalPlayer
 from .presets import find_ruleset, preset_names
 from .report import deal_line, result_table
+from .terminal import echo
 
 Request = dict[str, Any]
 
@@ -60,13 +61,13 @@ def main(argv: list[str]) -> int:
     ]
 
     def show(turn: TurnRecord) -> None:
-        print(
+        echo(
             f"  deal {turn.deal + 1} turn {turn.turn:>3}: seat {turn.seat} "
             f"{mask_text(turn.move) or 'pass'}"
         )
 
-    print(f"Big Two demo: {args.deals} deals of {rules.name}, seed {args.seed}")
-    print(f"seats: {', '.join(f'{i}={p.name}' for i, p in enumerate(players))}\n")
+    echo(f"Big Two demo: {args.deals} deals of {rules.name}, seed {args.seed}")
+    echo(f"seats: {', '.join(f'{i}={p.name}' for i, p in enumerate(players))}\n")
     rec = run_match(
         rules,
         players,
@@ -77,10 +78,10 @@ def main(argv: list[str]) -> int:
         on_turn=show if args.verbose else None,
     )
     for i in range(len(rec.deals)):
-        print(deal_line(rec, i))
-    print()
-    print(result_table(rec))
+        echo(deal_line(rec, i))
+    echo()
+    echo(result_table(rec))
     if args.log:
         log.write(rec, args.log)
-        print(f"\nlog written to {args.log}")
+        echo(f"\nlog written to {args.log}")
     return 0

@@ -8,6 +8,7 @@ import json
 
 from .health import health_check
 from .netguard import NetPolicy
+from .terminal import echo
 
 
 def main(argv: list[str]) -> int:
@@ -19,5 +20,5 @@ def main(argv: list[str]) -> int:
     result = health_check(
         args.url, NetPolicy(allow_private=args.allow_private), deadline_ms=args.deadline_ms
     )
-    print(json.dumps(result.to_json(), indent=2))
+    echo(json.dumps(result.to_json(), indent=2))
     return 0 if result.ok else 1

@@ -19,6 +19,7 @@ from .compiled import tables_for
 from .movegen import beating_plays, leading_plays
 from .presets import find_ruleset
 from .rules import RuleSet
+from .terminal import echo
 
 
 def _ruleset(spec: Any) -> RuleSet:
@@ -91,7 +92,7 @@ def run(stdin: IO[str], stdout: IO[str]) -> int:
         except (ValueError, CardError, TypeError, KeyError) as e:
             bad += 1
             out = {"error": str(e) or type(e).__name__}
-        stdout.write(json.dumps(out) + "\n")
+        echo(json.dumps(out), file=stdout)
         stdout.flush()
     return bad
 

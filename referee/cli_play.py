@@ -16,6 +16,7 @@ from .netguard import NetPolicy
 from .players import HttpPlayer
 from .presets import find_ruleset, preset_names
 from .report import deal_line, result_table
+from .terminal import echo
 
 
 def main(argv: list[str]) -> int:
@@ -60,10 +61,10 @@ def main(argv: list[str]) -> int:
         for p in players:
             p.close()
     for i in range(len(rec.deals)):
-        print(deal_line(rec, i))
-    print()
-    print(result_table(rec))
+        echo(deal_line(rec, i))
+    echo()
+    echo(result_table(rec))
     if args.log:
         log.write(rec, args.log)
-        print(f"\nlog written to {args.log}", file=sys.stderr)
+        echo(f"\nlog written to {args.log}", file=sys.stderr)
     return 0

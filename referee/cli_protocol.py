@@ -7,6 +7,7 @@ import argparse
 import json
 
 from .protocol import example_exchange
+from .terminal import echo
 
 
 def main(argv: list[str]) -> int:
@@ -14,6 +15,6 @@ def main(argv: list[str]) -> int:
         prog="python -m referee protocol-example", description=__doc__
     ).parse_args(argv)
     request, answer = example_exchange()
-    print(json.dumps(request, indent=2))
-    print(json.dumps(answer, indent=2))
+    echo(json.dumps(request, indent=2))
+    echo(json.dumps(answer, indent=2))
     return 0

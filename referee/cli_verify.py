@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from . import log
+from .terminal import echo
 
 
 def main(argv: list[str]) -> int:
@@ -20,7 +21,7 @@ def main(argv: list[str]) -> int:
     try:
         doc = log.read(args.log)
     except (OSError, UnicodeDecodeError, log.LogError) as exc:
-        print(f"{args.log}: cannot read: {exc}", file=sys.stderr)
+        echo(f"{args.log}: cannot read: {exc}", file=sys.stderr, keep_newlines=False)
         return 2
     if doc.get("format") != log.FORMAT:
         print(
@@ -31,7 +32,7 @@ def main(argv: list[str]) -> int:
         return 2
     verdict = log.verify(doc)
     if verdict.ok:
-        print(f"{args.log}: {verdict.summary}")
+        echo(f"{args.log}: {verdict.summary}", keep_newlines=False)
         return 0
-    print(f"{args.log}: INVALID at {verdict.where()}: {verdict.problem}")
+    echo(f"{args.log}: INVALID at {verdict.where()}: {verdict.problem}", keep_newlines=False)
     return 1
