@@ -14,11 +14,35 @@ from .cards import card_text, iter_cards, move_id
 from .combos import Play, kind_name
 from .state import PASS, Deal
 
+_CACHE_MAX = 1 << 16
+"""Card sets remembered per rule set's tables (cleared when full): requests repeat the same
+sets turn after turn (every earlier play in ``history``, the hand, the legal moves), and
+sorting and naming cards was most of the referee's CPU per move."""
+
+
+def _texts_cache(deal: Deal) -> dict[int, tuple[str, ...]]:
+    tables = deal.t.__dict__
+    try:
+        cache: dict[int, tuple[str, ...]] = tables["_cards_json"]
+    except KeyError:
+        cache = tables.setdefault("_cards_json", {})
+    return cache
+
 
 def cards_json(mask: int, deal: Deal) -> list[str]:
-    """Card texts sorted low to high in the rule set's order (how a player sorts a hand)."""
-    order = deal.t.order
-    return [card_text(c) for c in sorted(iter_cards(mask), key=order.__getitem__)]
+    """Card texts sorted low to high in the rule set's order (how a player sorts a hand).
+
+    A fresh list every time (callers may keep or change it); the sorting is remembered.
+    """
+    cache = _texts_cache(deal)
+    texts = cache.get(mask)
+    if texts is None:
+        order = deal.t.order
+        texts = tuple(card_text(c) for c in sorted(iter_cards(mask), key=order.__getitem__))
+        if len(cache) >= _CACHE_MAX:
+            cache.clear()
+        cache[mask] = texts
+    return list(texts)
 
 
 def play_json(play: Play, deal: Deal) -> dict[str, Any]:
