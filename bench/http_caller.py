@@ -2,7 +2,7 @@
 
 Two questions:
 
-1. Overhead: what does the guard + watchdog + strict parsing cost per call?
+1. Overhead: what does the guard + deadline + strict parsing cost per call?
    Median time of ``BotClient.call`` against a fast local keep-alive bot versus
    a bare ``requests.Session().post(json=...)`` + ``.json()`` to the same bot,
    and versus the same with ``trust_env = False`` (no per-call proxy/.netrc
@@ -11,8 +11,11 @@ Two questions:
    <= 1.3 at the median against both baselines.  ``new_connections_during_run``
    shows keep-alive reuse (0 after warm-up).
 2. Deadline precision: how long past a 100 ms deadline a hanging bot and a
-   trickling bot (one byte every 10 ms, which no per-read timeout catches)
-   hold the caller.  Target: p99 overshoot < 20 ms.
+   bot trickling its body (one byte every 10 ms, which no per-read timeout
+   catches) hold the caller, for every body framing (keep-alive or close,
+   Content-Length, chunked, read to EOF, HTTP/1.0).  Target: p99 overshoot
+   < 20 ms.  The trickle is bounded (2 s), so a client that the framing lets
+   the bot hold shows up as ~1.9 s of overshoot rather than hanging the run.
 
 All traffic goes to servers this script starts on 127.0.0.1; every loop is
 bounded.  Usage: ``python bench/http_caller.py [--json] [--calls N]``.
@@ -84,6 +87,40 @@ def trickle(conn: socket.socket, stop: threading.Event) -> None:
         if stop.wait(0.01):
             return
         conn.sendall(b" ")
+
+
+#: Every HTTP/1.x way to frame a body: (status line, headers, how the body goes on the wire).
+FRAMINGS: dict[str, tuple[bytes, bytes, bool]] = {
+    "keep-alive+content-length": (b"HTTP/1.1 200 OK", b"Content-Length: %d\r\n", False),
+    "close+content-length": (
+        b"HTTP/1.1 200 OK", b"Content-Length: %d\r\nConnection: close\r\n", False),
+    "no-length-read-to-eof": (b"HTTP/1.1 200 OK", b"", False),
+    "http/1.0": (b"HTTP/1.0 200 OK", b"Content-Length: %d\r\n", False),
+    "chunked": (b"HTTP/1.1 200 OK", b"Transfer-Encoding: chunked\r\n", True),
+    "chunked+close": (
+        b"HTTP/1.1 200 OK", b"Transfer-Encoding: chunked\r\nConnection: close\r\n", True),
+}
+TRICKLE_BYTES = 200  # at 10 ms a byte: a 2 s trickle, bounded so a held client comes back
+
+
+def framed_trickle(framing: str) -> Handler:
+    """Send the head of a ``framing`` response at once, then its body one byte every 10 ms."""
+    status, headers, chunked = FRAMINGS[framing]
+    body = b'{"pad":"' + b"x" * (TRICKLE_BYTES - 10) + b'"}'
+    wire = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if chunked else body
+    head = status + b"\r\nContent-Type: application/json\r\n"
+    head += (headers % len(body) if b"%d" in headers else headers) + b"\r\n"
+
+    def run(conn: socket.socket, stop: threading.Event) -> None:
+        if not _read_request(conn, bytearray()):
+            return
+        conn.sendall(head)
+        for i in range(len(wire)):
+            if stop.wait(0.01):
+                return
+            conn.sendall(wire[i : i + 1])
+
+    return run
 
 
 class Server:
@@ -228,8 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "overhead": bench_overhead(args.calls),
         "deadline_hanging_bot": bench_overshoot(hang, args.deadline_calls, 0.1),
-        "deadline_trickling_bot": bench_overshoot(trickle, args.deadline_calls, 0.1),
     }
+    for framing in FRAMINGS:
+        result[f"deadline_trickling_body_{framing}"] = bench_overshoot(
+            framed_trickle(framing), args.deadline_calls, 0.1
+        )
     if args.json:
         print(json.dumps(result))
     else:

@@ -127,7 +127,7 @@ def bench(matches: int, deals: int) -> dict[str, Any]:
         }
         per_move: dict[str, list[float]] = {k: [] for k in sides}
         totals: dict[str, list[float]] = {k: [0.0, 0] for k in sides}
-        for name, players in sides.items():  # warm up pools and code paths
+        for players in sides.values():  # warm up pools and code paths
             one_match(players, 999, 1)
         for k in range(matches):
             order = list(sides) if k % 2 == 0 else list(reversed(sides))

@@ -10,9 +10,10 @@
    reported bot time.  Rounds alternate (one deal through the referee, then the same requests
    bare) so drift in machine load hits both sides.  Target: ratio <= 1.3 at the median.
 2. Deadline precision.  A seat whose bot hangs (reads the request, never answers) or trickles
-   (one byte every 10 ms, which no per-read timeout catches), deadline 100 ms, no time bank,
-   no forfeit: how far past the deadline each such turn holds the match (turn wall time minus
-   the deadline).  Target: p99 < 20 ms.
+   its body (one byte every 10 ms, which no per-read timeout catches) in each HTTP/1.x body
+   framing (see ``http_caller.FRAMINGS``), deadline 100 ms, no time bank, no forfeit: how far
+   past the deadline each such turn holds the match (turn wall time minus the deadline).
+   Target: p99 < 20 ms.
 
 Every server is started here on 127.0.0.1; every loop is bounded.
 Usage: ``python bench/referee_overhead.py [--json] [--rounds N] [--deadline-calls N]``.
@@ -38,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from http_caller import Handler, Server, hang, pct, trickle  # noqa: E402
+from http_caller import FRAMINGS, Handler, Server, framed_trickle, hang, pct  # noqa: E402
 
 from referee import find_ruleset  # noqa: E402
 from referee.match import Limits, TurnRecord, run_match  # noqa: E402
@@ -229,8 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "overhead": bench_overhead(args.rounds),
         "deadline_hanging_bot": bench_overshoot(hang, args.deadline_calls, 100),
-        "deadline_trickling_bot": bench_overshoot(trickle, args.deadline_calls, 100),
     }
+    for framing in FRAMINGS:
+        result[f"deadline_trickling_body_{framing}"] = bench_overshoot(
+            framed_trickle(framing), args.deadline_calls, 100
+        )
     if args.json:
         print(json.dumps(result))
     else:
