@@ -356,6 +356,8 @@ _CLIENTS: Final[weakref.WeakSet[BotClient]] = weakref.WeakSet()
 
 
 def _forget_connections_after_fork() -> None:
+    global _TLS_LOCK
+    _TLS_LOCK = threading.Lock()  # another thread may have held it at fork()
     for client in list(_CLIENTS):
         client._after_fork()
 
@@ -653,7 +655,11 @@ class BotClient:
             if left <= 0:
                 raise _timeout()
             family = socket.AF_INET if isinstance(addr, ipaddress.IPv4Address) else socket.AF_INET6
-            candidate = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                candidate = socket.socket(family, socket.SOCK_STREAM)
+            except OSError as exc:  # e.g. no IPv6 on this host: try the next address
+                last_error = exc
+                continue
             try:
                 candidate.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 # Share the time left between the addresses still to try.

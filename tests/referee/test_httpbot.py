@@ -590,3 +590,24 @@ def test_connection_attempts_are_capped_per_family_and_in_all(
     tried = [ipaddress.ip_address(c[0]) for c in connects]  # type: ignore[index]
     assert len(tried) == MAX_CONNECT_ATTEMPTS
     assert tried == [ipaddress.ip_address(a) for a in (v4[0], v6[0], v4[1], v6[1])]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_does_not_share_the_parents_pooled_connection() -> None:
+    # RQ forks a work horse per job: a child must open its own connection rather than
+    # interleave requests with its parent on an inherited one.
+    with bb.serving(bb.good_json()) as bot, BotClient(bot.url, policy=LOCAL) as client:
+        assert client.call("/move", {"who": "parent"}, 2.0).ok
+        assert bot.connections == 1
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = 0 if client.call("/move", {"who": "child"}, 2.0).ok else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert bot.connections == 2
+        assert client.call("/move", {"who": "parent"}, 2.0).ok  # its own connection intact
+        assert bot.connections == 2
