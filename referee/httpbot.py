@@ -485,10 +485,6 @@ class BotClient:
         body = json.dumps(
             payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         ).encode("utf-8")
-        return self.post_bytes(path, body, deadline_s)
-
-    def post_bytes(self, path: str, body: bytes, deadline_s: float) -> CallResult:
-        """POST an already serialised JSON ``body`` (for callers that build it incrementally)."""
         return self._exchange("POST", path, body, deadline_s)
 
     def get(self, path: str, deadline_s: float) -> CallResult:
