@@ -763,7 +763,10 @@ class BotClient:
                 self._check_head(event)
             elif kind is h11.EndOfMessage:
                 assert status is not None
-                reusable = machine.our_state is h11.DONE and machine.their_state is h11.DONE
+                # A body read to EOF leaves h11 in DONE, but the connection is gone.
+                reusable = (
+                    not eof and machine.our_state is h11.DONE and machine.their_state is h11.DONE
+                )
                 return status, b"".join(chunks), reusable
             elif kind is h11.InformationalResponse:
                 assert isinstance(event, h11.InformationalResponse)

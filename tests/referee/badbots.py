@@ -353,7 +353,7 @@ def framed_response(framing: str, body: bytes) -> tuple[bytes, bytes, bytes]:
     if framing in ("chunked", "chunked+close"):
         headers += b"Transfer-Encoding: chunked\r\n"
         wire = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
-    if framing.endswith("+close"):
+    if "close" in framing.split("+"):
         headers += b"Connection: close\r\n"
     return status, headers + b"\r\n", wire
 

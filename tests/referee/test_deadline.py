@@ -196,3 +196,39 @@ def test_trickling_bot_over_tls_is_cut_off(framing: str, tls_setup: tuple[object
     assert_all_cut_off(bb.trickle_framed(framing, "body", INTERVAL),
                        bb.trickle_framed(framing, "body", INTERVAL, describe_first=True),
                        _tls_factory(ca_path), tls=ctx)
+
+
+@pytest.mark.parametrize("framing", bb.FRAMINGS)
+def test_the_test_framings_are_what_they_say(framing: str) -> None:
+    # The matrix above is only as good as its servers: parse each framing's bytes with h11
+    # and check that it delimits the body the way its name says.
+    import h11
+
+    status, head, wire = bb.framed_response(framing, bb.padded_body(50))
+    client = h11.Connection(h11.CLIENT)
+    client.send(h11.Request(method="GET", target="/", headers=[("Host", "x")]))
+    client.send(h11.EndOfMessage())
+    client.receive_data(status + head + wire)
+    events = []
+    needed_eof = False
+    while True:
+        event = client.next_event()
+        if event is h11.NEED_DATA:
+            client.receive_data(b"")  # EOF: only a read-to-EOF body needs it to end
+            needed_eof = True
+            continue
+        events.append(event)
+        if isinstance(event, h11.EndOfMessage):
+            break
+    response = events[0]
+    assert isinstance(response, h11.Response)
+    names = {k.lower() for k, _ in response.headers}
+    assert (b"transfer-encoding" in names) == framing.startswith("chunked")
+    assert (b"content-length" in names) == framing.endswith("content-length") or (
+        framing == "http/1.0" and b"content-length" in names)
+    assert response.http_version == (b"1.0" if framing == "http/1.0" else b"1.1")
+    body = b"".join(e.data for e in events if isinstance(e, h11.Data))
+    assert body == bb.padded_body(50)
+    keeps_alive = framing in ("keep-alive+content-length", "chunked")
+    assert needed_eof == (framing == "no-length-read-to-eof")
+    assert (client.their_state is h11.DONE and not needed_eof) == keeps_alive
