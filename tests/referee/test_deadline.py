@@ -92,32 +92,38 @@ def _entry_points(factory: ClientFactory, url: str, describe_ok_url: str
 def assert_all_cut_off(behaviour: bb.Behaviour, describe_ok: bb.Behaviour,
                        factory: ClientFactory = plain_client, **serve_kw: object) -> None:
     """Run every entry point at once against ``behaviour``; each must time out in time."""
-    outcomes: list[Outcome] = []
-    errors: list[BaseException] = []
-    lock = threading.Lock()
     with (bb.serving(behaviour, **serve_kw) as bot,  # type: ignore[arg-type]
           bb.serving(describe_ok, **serve_kw) as bot2):  # type: ignore[arg-type]
         url = bot.url if "tls" not in serve_kw else f"https://bot.test:{bot.port}"
         url2 = bot2.url if "tls" not in serve_kw else f"https://bot.test:{bot2.port}"
+        assert_entry_points_cut_off(factory, url, url2)
 
-        def run(go: Callable[[], Outcome]) -> None:
-            try:
-                out = go()
-            except BaseException as exc:  # reported below, in the test's thread
-                with lock:
-                    errors.append(exc)
-                return
+
+def assert_entry_points_cut_off(factory: ClientFactory, url: str, describe_ok_url: str,
+                                skip: tuple[str, ...] = ()) -> None:
+    outcomes: list[Outcome] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def run(go: Callable[[], Outcome]) -> None:
+        try:
+            out = go()
+        except BaseException as exc:  # reported below, in the test's thread
             with lock:
-                outcomes.append(out)
+                errors.append(exc)
+            return
+        with lock:
+            outcomes.append(out)
 
-        threads = [threading.Thread(target=run, args=(go,))
-                   for go in _entry_points(factory, url, url2).values()]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+    entries = {k: v for k, v in _entry_points(factory, url, describe_ok_url).items()
+               if k not in skip}
+    threads = [threading.Thread(target=run, args=(go,)) for go in entries.values()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
     assert not errors, errors
-    assert len(outcomes) == 6
+    assert len(outcomes) == len(entries)
     late = [o for o in outcomes if not (o.timed_out and o.elapsed < DEADLINE + SLACK)]
     assert not late, "\n".join(f"{o.entry}: {o.elapsed:.2f}s {o.detail}" for o in late)
     assert all(o.elapsed >= DEADLINE * 0.9 for o in outcomes), outcomes
@@ -141,6 +147,42 @@ def test_trickling_bot_is_cut_off_at_the_deadline(framing: str, phase: str) -> N
 def test_bot_that_never_stops_trickling_is_cut_off(framing: str) -> None:
     assert_all_cut_off(bb.trickle_forever(framing),
                        bb.trickle_forever(framing, describe_first=True))
+
+
+def test_connect_that_never_completes_is_cut_off() -> None:
+    # A listener whose accept queue is full: the kernel drops further SYNs, so connect()
+    # hangs (retransmitting) until the client gives up.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers: list[socket.socket] = []
+        try:
+            while len(fillers) < 16:
+                filler = socket.socket()
+                filler.settimeout(0.3)
+                try:
+                    filler.connect(("127.0.0.1", port))
+                except TimeoutError:
+                    filler.close()
+                    break  # the queue is full: the next connect hangs
+                fillers.append(filler)
+            else:
+                pytest.skip("could not fill the accept queue")
+            url = f"http://127.0.0.1:{port}"
+            assert_entry_points_cut_off(plain_client, url, url, skip=("health POST /move",))
+        finally:
+            for f in fillers:
+                f.close()
+
+
+def test_bot_that_never_reads_a_large_request_is_cut_off() -> None:
+    # Sending: a request far larger than the socket buffers to a bot that never reads it.
+    big = {"pad": "x" * (32 << 20)}
+    with bb.serving(bb.silent) as bot, BotClient(bot.url, policy=LOCAL) as client:
+        result = client.call("/move", big, DEADLINE)
+    assert result.fault is Fault.TIMEOUT, result
+    assert DEADLINE * 0.9 <= result.latency_s < DEADLINE + SLACK
 
 
 # --------------------------------------------------------------------------- TLS
