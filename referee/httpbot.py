@@ -525,7 +525,10 @@ class BotClient:
         if deadline_s <= 0:
             return _fail(Fault.TIMEOUT, "deadline already passed", 0.0)
         deadline = start + deadline_s
-        request = self._request(method, f"{target.base_path}/{path.lstrip('/')}", body)
+        where = f"{target.base_path}/{path.lstrip('/')}"
+        if target.query:  # before the query: /s3cr3t?key=k + /move is /s3cr3t/move?key=k
+            where = f"{where}?{target.query}"
+        request = self._request(method, where, body)
         try:
             status, raw = self._send_with_retry(request, deadline)
         except _CallFaultError as exc:

@@ -22,7 +22,7 @@ from referee.health import health_check
 from referee.httpbot import BotClient
 from referee.match import Limits, MatchRecord, run_match
 from referee.netguard import NetPolicy
-from referee.players import HttpPlayer, LocalPlayer, Player, Reply
+from referee.players import HttpPlayer, LocalPlayer, Player
 from referee.redact import REDACTED, UrlRedactor, scrub_generic
 
 from . import badbots as bb
@@ -116,35 +116,24 @@ def tls_player(port: int) -> HttpPlayer:
     return HttpPlayer(url, client=client, label="bot:1")
 
 
-def test_raw_library_texts_do_carry_the_url(untrusted_tls: ssl.SSLContext) -> None:
-    # What the scrubbing is for: the client's own detail names path and query.
+def test_client_texts_carry_no_path_or_query_and_scrubbing_holds(
+        untrusted_tls: ssl.SSLContext) -> None:
+    # The client's own fault texts never name the request path or query (it builds them
+    # itself rather than passing on an HTTP library's exception text); scrubbing stays the
+    # second line for whatever else a detail may carry.
     with bb.serving(bb.good_json(), tls=untrusted_tls) as bot:
         player = tls_player(bot.port)
         raw = player.client.call("/move", {}, 5.0)
         scrubbed = player.move({}, 5.0)
         player.close()
     assert raw.fault is not None and raw.fault.value == "tls"
-    assert "s3cr3t-path" in raw.detail and "hunter2" in raw.detail
+    assert "s3cr3t-path" not in raw.detail and "hunter2" not in raw.detail, raw.detail
     assert scrubbed.fault == "tls" and not leaks(scrubbed.detail), scrubbed.detail
 
 
-class _Raising(Player):
-    """A custom player whose failure text carries its URL (a bug in someone's player)."""
-
-    url = "https://bot.test/s3cr3t-path?key=hunter2"
-    label = "bot:4"
-
-    def describe(self, deadline_s: float) -> Reply:
-        raise RuntimeError(f"cannot reach {self.url}")
-
-    def start(self, info: dict[str, Any], deadline_s: float) -> Reply:
-        return Reply({}, 0.0)
-
-    def move(self, request: dict[str, Any], deadline_s: float) -> Reply:
-        raise RuntimeError(f"GET {self.url} failed at 198.51.100.7")
-
-    def end(self, info: dict[str, Any], deadline_s: float) -> Reply:
-        return Reply({}, 0.0)
+def _raising_bot(request: dict[str, Any]) -> Any:
+    """An in-process bot whose exception text carries a URL and an address."""
+    raise RuntimeError("GET https://bot.test/s3cr3t-path?key=hunter2 failed at 198.51.100.7")
 
 
 def redirecting(conn: socket.socket, bot: bb.BadBot) -> None:
@@ -167,7 +156,7 @@ def failing_match(untrusted_tls: ssl.SSLContext) -> MatchRecord:
                        label="bot:2"),
             HttpPlayer(f"{redirect_bot.url}/s3cr3t-path?key=hunter2", policy=LOCAL,
                        label="bot:3"),
-            _Raising(),
+            LocalPlayer(_raising_bot, label="bot:4"),
         ]
         try:
             return run_match(find_ruleset("standard"), players, 3, 1,
