@@ -109,7 +109,8 @@ class HttpPlayer(Player):
     ``secret`` signs every request (see :mod:`referee.httpbot`); ``policy`` says which
     addresses may be reached (the default allows public addresses only); ``label`` names the
     seat in the match record.  Every :class:`Reply` it returns has its detail scrubbed of the
-    URL (the HTTP libraries put host, path and query into their error texts).
+    URL (a second line: the client builds its own texts without path or query, but a detail
+    may still name the host or an address).
     """
 
     def __init__(
