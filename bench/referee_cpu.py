@@ -63,10 +63,10 @@ def sample_bots() -> Iterator[list[str]]:
         urls = []
         for p in procs:
             assert p.stderr is not None
-            line = p.stderr.readline()  # "<name> listening on http://127.0.0.1:PORT"
+            line = p.stderr.readline()  # "<name> listening on http://127.0.0.1:PORT[ (...)]"
             if "listening on " not in line:
                 raise RuntimeError(f"bot did not start: {line!r}")
-            urls.append(line.rsplit(" ", 1)[1].strip())
+            urls.append(line.split("listening on ", 1)[1].split()[0])
         yield urls
     finally:
         for p in procs:
