@@ -122,6 +122,7 @@ __all__ = [
     "MAX_CONNECT_ATTEMPTS",
     "MAX_CONNECT_ATTEMPTS_PER_FAMILY",
     "MAX_HEADERS",
+    "MAX_INFORMATIONAL",
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "BotClient",
@@ -145,6 +146,11 @@ MAX_CONNECT_ATTEMPTS_PER_FAMILY: Final = 2
 """Most addresses of one family (IPv4, IPv6) one call tries."""
 MAX_HEADERS: Final = 100
 """Most response header fields accepted (as http.client); more is a ``protocol`` fault."""
+MAX_INFORMATIONAL: Final = 8
+"""Most 1xx interim responses accepted before the final one; more is a ``protocol`` fault.
+
+They do not count towards the body cap, so without a limit a bot could keep the referee
+parsing ``100 Continue`` at loopback speed until the deadline."""
 
 _MAX_HEAD_BYTES: Final = 16 * 1024  # status line + headers (h11's incomplete-event cap)
 _RECV_SIZE: Final = 64 * 1024
@@ -725,6 +731,7 @@ class BotClient:
         eof = False
         chunks: list[bytes] = []
         total = 0
+        informational = 0
         limit = self.max_body
         while True:
             try:
@@ -775,6 +782,11 @@ class BotClient:
                 assert isinstance(event, h11.InformationalResponse)
                 if event.status_code == 101:
                     raise _CallFaultError(Fault.PROTOCOL, "unasked-for 101 Switching Protocols")
+                informational += 1
+                if informational > MAX_INFORMATIONAL:
+                    raise _CallFaultError(
+                        Fault.PROTOCOL, f"more than {MAX_INFORMATIONAL} 1xx responses"
+                    )
             else:  # ConnectionClosed before the end of the message; h11 raises for that
                 raise _CallFaultError(Fault.CONNECTION, "connection closed", status)
 

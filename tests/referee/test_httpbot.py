@@ -240,6 +240,11 @@ FAULT_CASES: dict[str, tuple[Callable[[], bb.Behaviour], Fault]] = {
     "closes mid-body": (lambda: bb.close_mid_body, Fault.CONNECTION),
     "closes without answering": (lambda: bb.close_after_request, Fault.CONNECTION),
     "bad status line": (lambda: bb.raw_answer(b"HTTP/1.1 abc\r\n\r\n"), Fault.PROTOCOL),
+    "endless 100 Continue": (lambda: bb.raw_answer(
+        b"HTTP/1.1 100 Continue\r\n\r\n" * 5000 + bb.response_bytes(b"{}")), Fault.PROTOCOL),
+    "a few 1xx, then the answer": (lambda: bb.raw_answer(
+        b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" * 3 + bb.response_bytes(b"[]")),
+        Fault.BAD_SHAPE),
     "not HTTP at all": (lambda: bb.raw_answer(b"SSH-2.0-OpenSSH\r\n\r\n"), Fault.PROTOCOL),
     "too many headers": (lambda: bb.raw_answer(
         b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 200 + b"Content-Length: 2\r\n\r\n{}"),
