@@ -65,7 +65,9 @@ connections it inherited instead of sharing them with its parent.
 Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only, at most
 :data:`MAX_HEADERS` response headers of at most 16 KiB in all, bodies capped at
 ``max_body`` bytes (counted while reading, so a lying or missing
-``Content-Length`` does not help), ``Accept-Encoding: identity`` and no
+``Content-Length`` does not help) and the whole answer at ``8 * max_body`` plus
+160 KiB on the wire (chunk extensions, trailers and 1xx responses escape the body cap; at
+most :data:`MAX_INFORMATIONAL` of those), ``Accept-Encoding: identity`` and no
 decompression, strict JSON (UTF-8, no NaN/Infinity, no duplicate keys, an
 object at top level).
 
@@ -733,6 +735,10 @@ class BotClient:
         total = 0
         informational = 0
         limit = self.max_body
+        # Framing overhead (chunk headers and extensions, trailers, 1xx) escapes the body
+        # cap, so the whole answer is capped too: generous for any sane framing.
+        wire_limit = 8 * limit + 10 * _MAX_HEAD_BYTES
+        received = 0
         while True:
             try:
                 event = machine.next_event()
@@ -754,6 +760,13 @@ class BotClient:
                     raise
                 if data:
                     got_bytes = True
+                    received += len(data)
+                    if received > wire_limit:
+                        raise _CallFaultError(
+                            Fault.BODY_TOO_LARGE,
+                            f"answer exceeds {wire_limit} bytes on the wire",
+                            status,
+                        )
                 else:
                     eof = True
                 machine.receive_data(data)

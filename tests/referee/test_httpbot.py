@@ -240,6 +240,10 @@ FAULT_CASES: dict[str, tuple[Callable[[], bb.Behaviour], Fault]] = {
     "closes mid-body": (lambda: bb.close_mid_body, Fault.CONNECTION),
     "closes without answering": (lambda: bb.close_after_request, Fault.CONNECTION),
     "bad status line": (lambda: bb.raw_answer(b"HTTP/1.1 abc\r\n\r\n"), Fault.PROTOCOL),
+    "chunk extensions padding tiny chunks": (lambda: bb.raw_answer(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + (b"1;pad=" + b"x" * 8000 + b"\r\n \r\n") * 200 + b"0\r\n\r\n"),
+        Fault.BODY_TOO_LARGE),
     "endless 100 Continue": (lambda: bb.raw_answer(
         b"HTTP/1.1 100 Continue\r\n\r\n" * 5000 + bb.response_bytes(b"{}")), Fault.PROTOCOL),
     "a few 1xx, then the answer": (lambda: bb.raw_answer(
