@@ -24,10 +24,11 @@ def main(argv: list[str]) -> int:
         echo(f"{args.log}: cannot read: {exc}", file=sys.stderr, keep_newlines=False)
         return 2
     if doc.get("format") != log.FORMAT:
-        print(
+        echo(
             f"{args.log}: cannot read: not a match log "
             f"(its 'format' is {doc.get('format')!r}, a log's is {log.FORMAT!r})",
             file=sys.stderr,
+            keep_newlines=False,
         )
         return 2
     verdict = log.verify(doc)
