@@ -59,3 +59,23 @@ def test_verify_output_escapes_the_file_name(tmp_path: Path,
     assert len(out.splitlines()) == 1
     assert main(["verify", str(tmp_path / "missing\x07.json")]) == 2
     _assert_clean(capsys.readouterr().err)
+
+
+def test_every_cli_print_site_goes_through_echo() -> None:
+    # One helper at every print site: a bare print() or stream write in the CLI modules
+    # would bypass the escaping.
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "referee"
+    modules = [*sorted(root.glob("cli_*.py")), root / "__main__.py"]  # rulesdoc: no bot text
+    offenders = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == "print") or (
+                    isinstance(f, ast.Attribute) and f.attr == "write"
+                    and not (isinstance(f.value, ast.Name) and f.value.id == "log")):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert not offenders, offenders
