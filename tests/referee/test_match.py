@@ -1,7 +1,9 @@
 """The match runner against real HTTP bots on loopback and in-process players.
 
-Timing bounds are generous (deadlines of a few hundred ms, no tight asserts): they prove a
-misbehaving bot costs its own turn and no more, without being flaky on a loaded machine.
+Only the misbehaving bot is timed.  A well-behaved bot answers at once, but on a saturated
+machine "at once" can take seconds, so a test whose misbehaviour has nothing to do with time
+(garbage, illegal moves, HTTP errors) uses a deadline no healthy bot can miss, and a test of a
+slow misbehaviour uses a deadline of seconds with a bot that overruns it many times over.
 """
 
 from __future__ import annotations
@@ -125,8 +127,8 @@ def test_signed_requests_verify() -> None:
 
 ADVERSARIES = [
     ("hang", pb.hang, "timeout"),
-    ("sleep-past-deadline", pb.sleep_past(4.0), "timeout"),
-    ("trickle", pb.trickle, "timeout"),
+    ("sleep-past-deadline", pb.sleep_past(12.0), "timeout"),
+    ("trickle", pb.trickle, "timeout"),  # one byte per 0.25 s: past the deadline at byte 13
     ("ten-megabytes", pb.huge, "body_too_large"),
     ("invalid-json", pb.invalid_json, "not_json"),
     ("not-an-object", pb.not_an_object, "bad_shape"),
@@ -148,9 +150,11 @@ def test_misbehaving_bot_costs_only_its_turn(name: str, behaviour: pb.Misbehavio
     bad = pb.ProtocolBot(name=name, misbehave=behaviour, bad_moves={1, 4})
     bots = [pb.ProtocolBot(name="good0"), bad, pb.ProtocolBot(name="good2"),
             pb.ProtocolBot(name="good3")]
-    # A generous deadline: on a loaded CI machine a well-behaved answer must never time out
-    # (deadline precision is measured in bench/referee_overhead.py, not asserted here).
-    limits = Limits(deadline_ms=1500, time_bank_ms=0, max_strikes=5)
+    # On a loaded CI machine a well-behaved answer must never time out (deadline precision is
+    # measured in bench/referee_overhead.py, not asserted here): the slow misbehaviours get a
+    # deadline of seconds, every other one a deadline nobody healthy misses.
+    slow = reason == "timeout"
+    limits = Limits(deadline_ms=3000 if slow else 60_000, time_bank_ms=0, max_strikes=5)
     with pb.running(*bots):
         players = http_players(bots)
         t0 = time.monotonic()
@@ -159,7 +163,7 @@ def test_misbehaving_bot_costs_only_its_turn(name: str, behaviour: pb.Misbehavio
         finally:
             close_all(players)
         elapsed = time.monotonic() - t0
-    assert elapsed < 30, "two faults must not hold the match for long"
+    assert elapsed < 60, "two faults must not hold the match for long"
     assert len(rec.deals) == 2 and all(d.outcome is not None for d in rec.deals)
     assert [(s.seat, s.reason) for s in rec.strikes] == [(1, reason), (1, reason)]
     assert rec.forfeits == []
@@ -182,7 +186,7 @@ def test_forfeit_after_max_strikes() -> None:
         players = http_players(bots)
         try:
             rec = run_match(STANDARD, players, seed=8, deals=2,
-                            limits=Limits(deadline_ms=500, time_bank_ms=0, max_strikes=3))
+                            limits=Limits(deadline_ms=60_000, time_bank_ms=0, max_strikes=3))
         finally:
             close_all(players)
     assert [s.reason for s in rec.strikes] == ["http_status"] * 3

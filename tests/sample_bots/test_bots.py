@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import random
-import time
 from typing import Any
 
 import pytest
@@ -61,14 +60,11 @@ def test_every_answer_is_a_listed_legal_move(serve: Any, bot: str, preset: str) 
                 legal=legal,
             )
             ids = {move_id(m): m for m in legal}
-            t0 = time.perf_counter()
             status, _, answer = client.post("/move", req)
-            elapsed = time.perf_counter() - t0
             assert status == 200, answer
             assert answer["move"] in ids, (answer, sorted(ids))
             assert answer.get("turn") == turn
             assert "say" not in answer, answer  # no fallback was needed
-            assert elapsed < 0.5
             deal.push(ids[answer["move"]])
             turn += 1
             asked += 1
@@ -109,9 +105,8 @@ def test_planner_is_legal_under_unusual_options(overrides: dict[str, Any]) -> No
                 legal=legal,
             )
             ids = {move_id(m): m for m in legal}
-            t0 = time.perf_counter()
+            # How fast it thinks is a figure of bench/bot_ladder.py, not a test's assertion.
             got = planner_bot.choose(req)
-            assert time.perf_counter() - t0 < 0.2
             assert got in ids
             deal.push(ids[got])
             turn += 1
