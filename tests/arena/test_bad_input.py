@@ -72,6 +72,8 @@ BAD_BODIES: list[tuple[str, str, bytes, dict[str, str], int, str]] = [
     ("POST", "/api/matches", b'{"bots": [1, 2, 3, 99]}', {**JSON_H, **ADMIN_H}, 404,
      "not_found"),
     ("POST", "/api/matches", b'{"bots": [1, 2, 3, 99999999999999999999999]}',
+     {**JSON_H, **ADMIN_H}, 400, "out_of_range"),  # beyond 64 bits: refused by the parser
+    ("POST", "/api/matches", b'{"bots": [1, 2, 3, 9223372036854775807]}',
      {**JSON_H, **ADMIN_H}, 404, "not_found"),
     ("POST", "/api/matches", b'{"bots": [1, 2, 3, 4], "ruleset": "chess"}',
      {**JSON_H, **ADMIN_H}, 400, "unknown_ruleset"),
