@@ -2,7 +2,9 @@
 
 ``create_app(test_config=None)`` builds the Flask app: settings from :mod:`arena.config`
 (defaults, then environment variables, then ``test_config``), one ``init_app`` per resource
-(storage, queue, errors) and one blueprint per feature (``api``, ``web``).  The instance
+(storage, queue, errors, limits) and one blueprint per feature (``api``, ``web``).  It refuses
+to build an app whose secrets are placeholders or short (:mod:`arena.security`), and trusts
+``X-Forwarded-*`` headers only from ``TRUSTED_PROXY_HOPS`` proxies (ProxyFix).  The instance
 folder (SQLite file, generated secret key) is ``ARENA_INSTANCE_PATH`` or Flask's default,
 or ``test_config["INSTANCE_PATH"]``.
 """
@@ -16,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
-from . import config, errors, queue, storage
+from . import config, errors, limits, queue, security, storage
 
 
 class IdConverter(BaseConverter):
@@ -60,6 +63,15 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
+    security.refuse_weak_secrets(app.config)
+    security.check_cookie_settings(app.config)
+    app.session_interface = security.SessionCookies()
+    hops = int(app.config["TRUSTED_PROXY_HOPS"])
+    if hops:
+        # Believe X-Forwarded-For/-Proto from exactly `hops` proxies, counted from our end;
+        # whatever a client wrote into those headers itself stays to the left and is ignored.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=0, x_port=0, x_prefix=0)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.converters["id"] = IdConverter
     app.url_map.strict_slashes = False
@@ -74,6 +86,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(tournaments_api.bp)
     app.register_blueprint(web.bp)
+    limits.init_app(app)  # after the blueprints: it wraps the views marked @limited
     return app
 
 

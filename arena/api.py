@@ -23,6 +23,7 @@ from referee import log as referee_log
 from referee.match import Limits
 
 from . import bots as bot_service
+from . import idempotency
 from .errors import (
     ApiError,
     check_fields,
@@ -33,7 +34,9 @@ from .errors import (
     want_str,
 )
 from .families import family_of, storable_ruleset
+from .idempotency import idempotent
 from .ladder import run_round
+from .limits import limited
 from .matches import create_match, default_limits, enqueue_match
 from .models import (
     Bot,
@@ -201,7 +204,9 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
 
 
 @bp.post("/bots")
-def create_bot() -> tuple[Response, int]:
+@limited("bot_submit")
+@idempotent
+def create_bot() -> Response:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     data = json_object()
     check_fields(data, {"name", "url"}, {"name", "url"})
@@ -225,7 +230,7 @@ def create_bot() -> tuple[Response, int]:
     try:
         bot = bot_service.create_bot(s, name=name, url=url, token_hash=hash_token(token),
                                      result=result)
-        s.commit()
+        s.flush()
     except IntegrityError:
         s.rollback()
         raise ApiError(409, "name_taken", f"a bot called {name!r} exists already") from None
@@ -234,12 +239,14 @@ def create_bot() -> tuple[Response, int]:
                           "change, pause or delete the bot",
             **signing_secret_fields(bot)}
     resp = jsonify(body)
+    resp.status_code = 201
     resp.headers["Location"] = url_for("api.show_bot", bot_id=bot.id)
     resp.headers["Cache-Control"] = "no-store"
-    return resp, 201
+    return idempotency.commit(s, resp)  # the bot and its (encrypted) response, together
 
 
 @bp.get("/bots")
+@limited("pages")
 def list_bots() -> Response:
     status = request.args.get("status")
     stmt = select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.id)
@@ -264,6 +271,7 @@ def show_bot(bot_id: int) -> Response:
 
 
 @bp.patch("/bots/<id:bot_id>")
+@limited("url_change")
 def update_bot(bot_id: int) -> Response:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     bot = get_bot(bot_id)
@@ -336,6 +344,7 @@ def rotate_signing_secret(bot_id: int) -> Response:
 
 
 @bp.get("/bots/<id:bot_id>/versions")
+@limited("pages")
 def bot_versions(bot_id: int) -> Response:
     bot = get_bot(bot_id)
     token = bearer_token()
@@ -352,6 +361,7 @@ def bot_versions(bot_id: int) -> Response:
 
 
 @bp.get("/bots/<id:bot_id>/health")
+@limited("pages")
 def bot_health(bot_id: int) -> Response:
     bot = get_bot(bot_id)
 
@@ -364,6 +374,7 @@ def bot_health(bot_id: int) -> Response:
 
 
 @bp.get("/bots/<id:bot_id>/ratings")
+@limited("pages")
 def bot_rating_history(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
     stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
@@ -380,6 +391,7 @@ def bot_rating_history(bot_id: int) -> Response:
 
 
 @bp.get("/bots/<id:bot_id>/matches")
+@limited("pages")
 def bot_matches(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
     stmt = (select(Match).where(Match.id.in_(select(MatchSeat.match_id)
@@ -408,6 +420,7 @@ def list_families() -> Response:
 
 
 @bp.get("/ratings")
+@limited("pages")
 def leaderboard() -> Response:
     family = request.args.get("family", "classic")
     stmt = (select(Rating).join(Bot).where(Rating.family == family, Bot.deleted_at.is_(None))
@@ -433,6 +446,7 @@ def leaderboard() -> Response:
 
 
 @bp.get("/matches")
+@limited("pages")
 def list_matches() -> Response:
     stmt = select(Match).order_by(Match.id.desc())
     state = request.args.get("state")
@@ -465,7 +479,9 @@ def _limits(data: Any) -> Limits:
 
 
 @bp.post("/matches")
-def create_match_view() -> tuple[Response, int]:
+@limited("admin")
+@idempotent
+def create_match_view() -> Response:
     require_admin()
     cfg = current_app.config
     data = json_object()
@@ -498,13 +514,13 @@ def create_match_view() -> tuple[Response, int]:
         bots.append(get_bot(b))
     match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
                          kind="admin", seed=seed, rated=rated)
-    s.commit()
+    resp = jsonify(match_json(match))
+    resp.status_code = 202
+    resp.headers["Location"] = url_for("api.show_match", match_id=match.id)
+    idempotency.commit(s, resp)  # the match and its response, together
     enqueue_match(current_app._get_current_object(),  # type: ignore[attr-defined]
                   match.id)
-    s.refresh(match)
-    resp = jsonify(match_json(match))
-    resp.headers["Location"] = url_for("api.show_match", match_id=match.id)
-    return resp, 202
+    return resp
 
 
 @bp.get("/matches/<id:match_id>")
@@ -513,6 +529,7 @@ def show_match(match_id: int) -> Response:
 
 
 @bp.get("/matches/<id:match_id>/log")
+@limited("downloads")
 def match_log(match_id: int) -> Response:
     fmt = request.args.get("format", "json")
     if fmt not in ("json", "jsonl"):
@@ -537,6 +554,8 @@ def match_log(match_id: int) -> Response:
 
 
 @bp.post("/ladder/rounds")
+@limited("admin")
+@idempotent
 def ladder_round() -> tuple[Response, int]:
     require_admin()
     data = json_object() if request.get_data() else {}

@@ -60,6 +60,53 @@ class Defaults:
     network)."""
     MAX_CONTENT_LENGTH: int = 64 * 1024
     """Largest request body accepted, in bytes; larger ones get a JSON 413."""
+    MAX_JSON_DEPTH: int = 16
+    """Deepest nesting of arrays and objects accepted in a JSON body (ours need 3); deeper
+    bodies get a JSON 400 before they are parsed."""
+    MIN_SECRET_LENGTH: int = 32
+    """Shortest ``SECRET_KEY``, ``TOKEN_PEPPER`` and ``ADMIN_TOKEN`` the service starts with
+    (outside ``DEBUG``/``TESTING``); placeholders such as ``replace-with-...`` or
+    ``change-me`` are refused whatever their length."""
+    TRUSTED_PROXY_HOPS: int = 0
+    """How many reverse proxies in front of the app set ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` (1 behind the shipped nginx).  0: those headers are ignored and
+    the client is the TCP peer, so nobody can pose as another address."""
+    COOKIE_SECURE: str = "auto"
+    """``Secure`` flag of the session (CSRF) cookie: ``auto`` (when the request came over
+    HTTPS, as the trusted proxy reports it), ``always`` or ``never``."""
+    COOKIE_SAMESITE: str = "Lax"
+    """``SameSite`` attribute of the session (CSRF) cookie: ``Lax`` or ``Strict``."""
+
+    # --- rate limits ---------------------------------------------------------------------
+    RATE_LIMITS_ENABLED: bool = True
+    """Whether the limits below apply (off in ``arena demo`` and in tests that do not test
+    them).  Counters live in the service's Redis (``REDIS_URL`` or the embedded one), shared
+    by every web process with the same ``QUEUE_NAME``; while Redis is down each process
+    counts on its own."""
+    RATE_LIMIT_BOT_SUBMIT_PER_CLIENT: str = "10 per hour;3 per minute"
+    """Bot submissions (``POST /api/bots``, the web form) per client address (IPv6: per
+    /64), in the ``limits`` notation (``N per second|minute|hour|day``, ``;``-separated)."""
+    RATE_LIMIT_URL_CHANGE_PER_CLIENT: str = "30 per hour;5 per minute"
+    """URL changes of bots (``PATCH /api/bots/<id>`` with a ``url``) per client address."""
+    RATE_LIMIT_URL_CHANGE_PER_OWNER: str = "20 per hour;3 per minute"
+    """URL changes per owner token (whatever address they come from)."""
+    RATE_LIMIT_DOWNLOADS_PER_CLIENT: str = "60 per minute"
+    """Expensive downloads per client address: match logs (JSON, JSONL, replay) and
+    tournament archives."""
+    RATE_LIMIT_PAGES_PER_CLIENT: str = "300 per minute"
+    """Leaderboard pages, lists and searches (``/api/ratings``, ``/leaderboard``,
+    ``/api/bots``, ``/api/matches``, ...) per client address."""
+    RATE_LIMIT_ADMIN_PER_CLIENT: str = "120 per minute"
+    """Operator API calls (matches, ladder rounds, tournaments) per client address, whether
+    or not the token is right (so it also bounds guessing)."""
+
+    # --- idempotency ---------------------------------------------------------------------
+    IDEMPOTENCY_TTL_S: float = 24 * 3600.0
+    """How long the response to a request with an ``Idempotency-Key`` is kept for retries."""
+    IDEMPOTENCY_IN_PROGRESS_S: float = 120.0
+    """How long a request holds its ``Idempotency-Key`` while it runs (a retry meanwhile
+    gets 409); after that the request is presumed dead and a retry may take the key over.
+    Keep it above the web server's request timeout."""
 
     # --- bots ----------------------------------------------------------------------------
     BOT_NAME_MAX: int = 40

@@ -99,6 +99,7 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         "ADMIN_TOKEN": admin,
         "LADDER_DEALS": deals,
         "RECONCILE_QUEUED_AFTER_S": 20.0,
+        "RATE_LIMITS_ENABLED": False,  # one local user registers every sample bot at once
     })
     children: list[Child] = []
     server = None

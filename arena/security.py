@@ -12,8 +12,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
+from typing import Any
 
-from flask import current_app, request
+from flask import Flask, current_app, has_request_context, request
+from flask.sessions import SecureCookieSessionInterface
 
 TOKEN_BYTES = 32
 
@@ -52,3 +55,81 @@ def is_admin(token: str | None) -> bool:
     if not admin or not token:
         return False
     return hmac.compare_digest(token.encode("utf-8"), admin.encode("utf-8"))
+
+
+# --- refusing weak secrets at start-up -------------------------------------------------------
+
+PLACEHOLDER_MARKS = ("replace-with", "change-me", "changeme", "placeholder", "your-", "secret-key",
+                     "example")
+"""Substrings of the values people copy from examples (``deploy/arena.env.example`` uses the
+first one) and forget to change; a value holding one is refused whatever its length."""
+
+MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+class InsecureConfigError(RuntimeError):
+    """A secret setting is a placeholder or too short: the service refuses to start."""
+
+
+def secret_problems(config: Mapping[str, Any]) -> list[str]:
+    """What is wrong with ``SECRET_KEY``, ``TOKEN_PEPPER`` and ``ADMIN_TOKEN`` (empty: fine).
+
+    An empty ``ADMIN_TOKEN`` (admin API off) or ``TOKEN_PEPPER`` (SECRET_KEY is used) is
+    fine, and an empty ``SECRET_KEY`` has been replaced by a generated one before this runs.
+    """
+    minimum = int(config["MIN_SECRET_LENGTH"])
+    problems = []
+    for name in ("SECRET_KEY", "TOKEN_PEPPER", "ADMIN_TOKEN"):
+        value = str(config.get(name) or "")
+        if not value:
+            continue
+        lowered = value.lower()
+        if any(mark in lowered for mark in PLACEHOLDER_MARKS):
+            problems.append(f"{name} is still a placeholder ({value[:12]}...)")
+        elif len(value) < minimum:
+            problems.append(f"{name} is {len(value)} characters long; it needs at least "
+                            f"{minimum}")
+    return problems
+
+
+def refuse_weak_secrets(config: Mapping[str, Any]) -> None:
+    """Raise :class:`InsecureConfigError` unless every secret is strong, except under
+    ``DEBUG`` or ``TESTING`` (a developer's machine).  ``arena demo`` generates its own."""
+    if config.get("DEBUG") or config.get("TESTING"):
+        return
+    problems = secret_problems(config)
+    if problems:
+        raise InsecureConfigError(
+            "refusing to start: " + "; ".join(problems) + ".  Set each to a long random "
+            f"value (make one with: {MAKE_ONE}), in the environment or deploy/.env.")
+
+
+# --- cookies ---------------------------------------------------------------------------------
+
+
+class SessionCookies(SecureCookieSessionInterface):
+    """Flask's signed-cookie session (it carries only the CSRF token), with ``SameSite``
+    from ``COOKIE_SAMESITE`` and ``Secure`` from ``COOKIE_SECURE``: ``auto`` marks the cookie
+    ``Secure`` exactly when this request came over HTTPS - directly, or as the trusted proxy
+    says in ``X-Forwarded-Proto`` (``TRUSTED_PROXY_HOPS``) - so a browser never sends it back
+    over plain HTTP, while a plain-HTTP local demo still works."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        mode = str(app.config["COOKIE_SECURE"]).lower()
+        if mode == "always":
+            return True
+        if mode == "never":
+            return False
+        return has_request_context() and request.is_secure
+
+    def get_cookie_samesite(self, app: Flask) -> str:
+        return str(app.config["COOKIE_SAMESITE"])
+
+
+def check_cookie_settings(config: Mapping[str, Any]) -> None:
+    if str(config["COOKIE_SECURE"]).lower() not in ("auto", "always", "never"):
+        raise InsecureConfigError("COOKIE_SECURE must be auto, always or never, not "
+                                  f"{config['COOKIE_SECURE']!r}")
+    if str(config["COOKIE_SAMESITE"]) not in ("Lax", "Strict"):
+        raise InsecureConfigError("COOKIE_SAMESITE must be Lax or Strict, not "
+                                  f"{config['COOKIE_SAMESITE']!r}")

@@ -11,8 +11,11 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy import select
 
+from .. import idempotency
 from ..api import MAX_SEED, _limits, get_bot, paginate, require_admin
 from ..errors import ApiError, check_fields, json_object, want_bool, want_int, want_str
+from ..idempotency import idempotent
+from ..limits import limited
 from ..matches import default_limits
 from ..storage import session
 from . import service
@@ -82,24 +85,34 @@ def new_tournament(data: dict[str, Any]) -> Tournament:
 
 
 @bp.post("")
-def create() -> tuple[Response, int]:
+@limited("admin")
+@idempotent
+def create() -> Response:
     require_admin()
     data = json_object()
     t = new_tournament(data)
     start_now = want_bool(data, "start") if "start" in data else False
     s = session()
-    s.commit()
+    s.flush()
     tid = t.id
+    resp = _created(s, t)
+    idempotency.commit(s, resp)  # the tournament and its response, together
     if start_now:
         service.start(_app(), tid)
-    s.expire_all()
-    t = get_tournament(tid)
+        s.expire_all()
+        resp = idempotency.commit(s, _created(s, get_tournament(tid)))  # now running
+    return resp
+
+
+def _created(s: Any, t: Tournament) -> Response:
     resp = jsonify(tournament_json(s, t))
-    resp.headers["Location"] = url_for("tournaments_api.show", tournament_id=tid)
-    return resp, 201
+    resp.status_code = 201
+    resp.headers["Location"] = url_for("tournaments_api.show", tournament_id=t.id)
+    return resp
 
 
 @bp.get("")
+@limited("pages")
 def index() -> Response:
     stmt = select(Tournament).order_by(Tournament.id.desc())
     state = request.args.get("state")
@@ -143,31 +156,40 @@ def _operator_step(tournament_id: int, step: str) -> Response:
 
 
 @bp.post("/<id:tournament_id>/start")
+@limited("admin")
+@idempotent
 def start(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "start")
 
 
 @bp.post("/<id:tournament_id>/advance")
+@limited("admin")
+@idempotent
 def advance(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "advance")
 
 
 @bp.post("/<id:tournament_id>/cancel")
+@limited("admin")
+@idempotent
 def cancel(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "cancel")
 
 
 @bp.get("/<id:tournament_id>/standings")
+@limited("pages")
 def standings(tournament_id: int) -> Response:
     return jsonify(standings_json(session(), get_tournament(tournament_id)))
 
 
 @bp.get("/<id:tournament_id>/bracket")
+@limited("pages")
 def bracket(tournament_id: int) -> Response:
     return jsonify(bracket_json(session(), get_tournament(tournament_id)))
 
 
 @bp.get("/<id:tournament_id>/archive")
+@limited("downloads")
 def download(tournament_id: int) -> Response:
     t = get_tournament(tournament_id)
     resp = Response(archive(session(), t), mimetype="application/zip")

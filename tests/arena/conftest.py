@@ -35,7 +35,7 @@ from arena.procs import Child, start_arena, start_bot, stop_all
 from arena.queue import EmbeddedRedis
 from arena.storage import get_db, upgrade
 
-ADMIN = "test-admin-token"
+ADMIN = "test-admin-token-0123456789abcdefghij"  # long enough to start with
 MARKER = "arena:test-run"
 
 
@@ -163,13 +163,16 @@ def settings(tmp_path: Path, database_url: str, redis_url: str) -> dict[str, Any
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "QUEUE_NAME": f"arena-test-{uuid.uuid4().hex[:8]}",
-        "SECRET_KEY": "test-secret",
+        "SECRET_KEY": "test-pepper-0123456789abcdefghijklmnop",
         "ADMIN_TOKEN": ADMIN,
         "ALLOW_PRIVATE_BOT_URLS": True,
         "HEALTH_DEADLINE_MS": 3000,
         "LADDER_DEALS": 2,
         "MATCH_DEALS": 2,
         "LADDER_SEED": 7,
+        # Tests register many bots from one address; tests/arena/test_limits.py turns the
+        # limits on where it tests them.
+        "RATE_LIMITS_ENABLED": False,
     }
 
 
