@@ -28,6 +28,7 @@ from .errors import (
     ApiError,
     check_fields,
     json_object,
+    optional_json_object,
     query_int,
     want_bool,
     want_int,
@@ -558,7 +559,7 @@ def match_log(match_id: int) -> Response:
 @idempotent
 def ladder_round() -> tuple[Response, int]:
     require_admin()
-    data = json_object() if request.get_data() else {}
+    data = optional_json_object()
     check_fields(data, {"max_matches"})
     limit = want_int(data, "max_matches", 1, 1000) if "max_matches" in data else None
     created = run_round(current_app._get_current_object(),  # type: ignore[attr-defined]

@@ -54,7 +54,8 @@ def init_app(app: Flask) -> None:
         # compare NUL: refuse it here, for every route, rather than fail with a 500 later.
         # (Werkzeug decodes both with errors="replace", so no lone surrogate gets through.)
         fields = list(request.args.items(multi=True))
-        if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        if not request.path.startswith("/api/") and request.mimetype in (
+                "application/x-www-form-urlencoded", "multipart/form-data"):  # web forms
             fields += list(request.form.items(multi=True))
         for key, value in fields:
             if "\x00" in key or "\x00" in value:
@@ -234,6 +235,14 @@ def json_object() -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ApiError(400, "bad_request", "body must be a JSON object")
     return data
+
+
+def optional_json_object() -> dict[str, Any]:
+    """Like :func:`json_object` for endpoints whose body may be left out: no body at all is
+    ``{}``; any body, whatever its type, goes through the same parser."""
+    if not request.content_length and "Transfer-Encoding" not in request.headers:
+        return {}
+    return json_object()
 
 
 def check_fields(data: dict[str, Any], allowed: set[str],

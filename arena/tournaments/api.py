@@ -13,7 +13,15 @@ from sqlalchemy import select
 
 from .. import idempotency
 from ..api import MAX_SEED, _limits, get_bot, paginate, require_admin
-from ..errors import ApiError, check_fields, json_object, want_bool, want_int, want_str
+from ..errors import (
+    ApiError,
+    check_fields,
+    json_object,
+    optional_json_object,
+    want_bool,
+    want_int,
+    want_str,
+)
 from ..idempotency import idempotent
 from ..limits import limited
 from ..matches import default_limits
@@ -131,8 +139,7 @@ def show(tournament_id: int) -> Response:
 
 def _operator_step(tournament_id: int, step: str) -> Response:
     require_admin()
-    if request.get_data():
-        check_fields(json_object(), set())
+    check_fields(optional_json_object(), set())
     get_tournament(tournament_id)
     s = session()
     s.rollback()  # hold no transaction (on SQLite: no lock) while the step runs
