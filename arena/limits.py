@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -168,6 +167,9 @@ def init_app(app: Flask) -> None:
     for rules, _ in CLASSES.values():
         for rule in rules:
             _check_notation(rule.setting, str(app.config[rule.setting]))
+    # Registered before the limiter's own hook, so it runs after it (Flask runs them in
+    # reverse): Flask-Limiter writes Retry-After on every response; keep it on 429s only.
+    app.after_request(_retry_after_only_on_429)
     limiter = Limiter(
         key_func=client_key,
         storage_uri=storage_uri(app),
@@ -218,12 +220,18 @@ def _start_embedded_redis() -> None:
         log.warning("rate limits: no Redis (%s); counting in this process only", exc)
 
 
+def _retry_after_only_on_429(resp: Response) -> Response:
+    if resp.status_code != 429:
+        resp.headers.pop("Retry-After", None)
+    return resp
+
+
 def _too_many(e: RateLimitExceeded) -> Response:
     limiter = get_limiter()
     current = limiter.current_limit if limiter is not None else None
     retry = 1
     if current is not None:
-        retry = max(1, math.ceil(current.reset_at - time.time()))
+        retry = max(1, int(current.reset_at - time.time()))  # as Flask-Limiter's header
     scope = e.limit.scope if isinstance(e.limit.scope, str) else ""
     what = WHAT.get(scope, "requests")
     resp = error_response(
