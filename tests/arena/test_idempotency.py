@@ -1,0 +1,295 @@
+"""``Idempotency-Key``: a retry gets the first response and creates nothing; another body is
+a 422; a key in use is a 409; keys expire; the stored response (with the one-time owner
+token) is unreadable from the database; concurrent duplicates store one row.  On SQLite and
+PostgreSQL, over the test client and over a real loopback server."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+import requests
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select, update
+from werkzeug.serving import make_server
+
+from arena.errors import ApiError
+from arena.idempotency import IdempotencyKey, _claim, _mac, commit
+from arena.models import Bot, Match, utcnow
+from arena.storage import get_db, session
+from arena.tournaments.models import Tournament
+
+from .conftest import ADMIN, both_backends, wait_for
+
+ADMIN_H = {"Authorization": f"Bearer {ADMIN}"}
+
+
+def count(app: Flask, model: Any) -> int:
+    with get_db(app).begin() as s:
+        return int(s.scalar(select(func.count()).select_from(model)) or 0)
+
+
+def key() -> str:
+    return str(uuid.uuid4())
+
+
+@pytest.fixture
+def live(app: Flask) -> Iterator[str]:
+    """The app on a real threaded HTTP server on loopback."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+# --- bots: the one-time token ----------------------------------------------------------------
+
+
+@both_backends
+def test_a_retried_bot_submission_gets_the_same_token_and_creates_one_bot(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    k = key()
+    body = {"name": "retrier", "url": sample_bots["random"]}
+    first = client.post("/api/bots", json=body, headers={"Idempotency-Key": k})
+    assert first.status_code == 201, first.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    again = client.post("/api/bots", json=dict(reversed(body.items())),  # key order: same body
+                        headers={"Idempotency-Key": k})
+    assert again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+    assert again.headers["Location"] == first.headers["Location"]
+    assert again.headers["Cache-Control"] == "no-store"
+    assert count(app, Bot) == 1 and count(app, IdempotencyKey) == 1
+    token = again.get_json()["token"]
+    bot_id = again.get_json()["bot"]["id"]
+    r = client.patch(f"/api/bots/{bot_id}", json={"paused": True},
+                     headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200  # the replayed token is the real one
+    # Without a key, the same body is a new request (and the name is taken).
+    assert client.post("/api/bots", json=body).status_code == 409
+
+
+@both_backends
+def test_the_stored_response_is_unreadable_from_the_database(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    k = "my-very-own-key-" + key()
+    r = client.post("/api/bots", json={"name": "sealed", "url": sample_bots["greedy"]},
+                    headers={"Idempotency-Key": k})
+    token = r.get_json()["token"]
+    with get_db(app).begin() as s:
+        row = s.scalars(select(IdempotencyKey)).one()
+        dump = repr([getattr(row, c.name) for c in IdempotencyKey.__table__.columns])
+        sealed = row.response
+    assert row.state == "done" and row.status == 201 and row.route == "POST /api/bots"
+    assert sealed is not None
+    for secret in (token, k, base64.b64encode(token.encode()).decode(), "sealed",
+                   sample_bots["greedy"]):
+        assert secret not in dump
+        assert secret.encode() not in sealed
+    # The server's secret alone does not open it: the key is part of the cipher key.
+    with app.test_request_context():
+        assert _mac("encrypt", "client:127.0.0.1", "POST /api/bots", k) != \
+            _mac("encrypt", "client:127.0.0.1", "POST /api/bots", k + "x")
+
+
+@both_backends
+def test_the_same_key_with_another_body_is_a_422(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    k = key()
+    assert client.post("/api/bots", json={"name": "one", "url": sample_bots["random"]},
+                       headers={"Idempotency-Key": k}).status_code == 201
+    r = client.post("/api/bots", json={"name": "two", "url": sample_bots["random"]},
+                    headers={"Idempotency-Key": k})
+    assert r.status_code == 422 and r.get_json()["error"]["code"] == "idempotency_key_reused"
+    assert count(app, Bot) == 1
+
+
+@both_backends
+def test_keys_belong_to_their_caller_and_route(
+    app: Flask, client: FlaskClient, four_bots: list[int], sample_bots: dict[str, str]
+) -> None:
+    k = key()
+    a = client.post("/api/bots", json={"name": "from-a", "url": sample_bots["random"]},
+                    headers={"Idempotency-Key": k}, environ_base={"REMOTE_ADDR": "10.1.1.1"})
+    b = client.post("/api/bots", json={"name": "from-b", "url": sample_bots["random"]},
+                    headers={"Idempotency-Key": k}, environ_base={"REMOTE_ADDR": "10.1.1.2"})
+    assert (a.status_code, b.status_code) == (201, 201)
+    m = client.post("/api/matches", json={"bots": four_bots},
+                    headers={**ADMIN_H, "Idempotency-Key": k})
+    assert m.status_code == 202
+
+
+@both_backends
+def test_errors_are_not_stored_so_a_fixed_retry_runs(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    k = key()
+    r = client.post("/api/bots", json={"name": "bad name", "url": sample_bots["random"]},
+                    headers={"Idempotency-Key": k})
+    assert r.status_code == 400
+    assert count(app, IdempotencyKey) == 0
+    r = client.post("/api/bots", json={"name": "good-name", "url": sample_bots["random"]},
+                    headers={"Idempotency-Key": k})
+    assert r.status_code == 201
+
+
+@pytest.mark.parametrize("value", ["", " ", "a b", "x" * 256, "é"])
+def test_a_malformed_key_is_a_400(client: FlaskClient, value: str) -> None:
+    r = client.post("/api/matches", json={"bots": [1, 2, 3, 4]},
+                    headers={**ADMIN_H, "Idempotency-Key": value.encode().decode("latin-1")})
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_idempotency_key"
+
+
+# --- matches and tournaments -------------------------------------------------------------------
+
+
+@both_backends
+def test_a_retried_match_creation_creates_one_match(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    k = key()
+    first = client.post("/api/matches", json={"bots": four_bots, "seed": 5},
+                        headers={**ADMIN_H, "Idempotency-Key": k})
+    assert first.status_code == 202, first.get_json()
+    for _ in range(3):
+        again = client.post("/api/matches", json={"bots": four_bots, "seed": 5},
+                            headers={**ADMIN_H, "Idempotency-Key": k})
+        assert again.status_code == 202 and again.get_json() == first.get_json()
+    assert count(app, Match) == 1
+
+
+@both_backends
+def test_a_retried_tournament_creation_replays_the_started_tournament(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    app.config["REDIS_URL"] = "redis://127.0.0.1:1/0"  # matches stay queued; fine here
+    k = key()
+    body = {"format": "round_robin", "bots": four_bots, "deals": 1, "start": True}
+    first = client.post("/api/tournaments", json=body, headers={**ADMIN_H, "Idempotency-Key": k})
+    assert first.status_code == 201, first.get_json()
+    assert first.get_json()["state"] == "running"
+    again = client.post("/api/tournaments", json=body, headers={**ADMIN_H, "Idempotency-Key": k})
+    assert again.status_code == 201 and again.get_json() == first.get_json()
+    assert count(app, Tournament) == 1
+
+
+@both_backends
+def test_keys_expire(app: Flask, client: FlaskClient, four_bots: list[int]) -> None:
+    app.config["IDEMPOTENCY_TTL_S"] = 0.0
+    k = key()
+    for _ in range(2):
+        r = client.post("/api/matches", json={"bots": four_bots},
+                        headers={**ADMIN_H, "Idempotency-Key": k})
+        assert r.status_code == 202 and "Idempotent-Replayed" not in r.headers
+    assert count(app, Match) == 2
+    assert count(app, IdempotencyKey) == 1  # the expired one was purged
+
+
+# --- a key in use ------------------------------------------------------------------------------
+
+
+@both_backends
+def test_a_key_held_by_a_running_request_is_a_409_until_its_hold_ends(app: Flask) -> None:
+    """The claim step itself, against the real database: a second claim while the first
+    holds the key is refused; after the hold a retry takes it over, and the first request's
+    late commit then rolls back instead of storing a second creation."""
+    with app.test_request_context("/api/matches", method="POST", json={}):
+        first = _claim("h" * 64, "POST /api/matches", "f" * 64, b"k" * 32)
+        assert not isinstance(first, type(None)) and hasattr(first, "token")
+        with pytest.raises(ApiError) as info:
+            _claim("h" * 64, "POST /api/matches", "f" * 64, b"k" * 32)
+        assert info.value.status == 409 and info.value.code == "idempotency_in_progress"
+        with get_db(app).begin() as db:  # the first request outlived its hold
+            db.execute(update(IdempotencyKey).values(
+                locked_until=utcnow() - dt.timedelta(seconds=1)))
+        second = _claim("h" * 64, "POST /api/matches", "f" * 64, b"k" * 32)
+        assert hasattr(second, "token") and second.token != first.token  # type: ignore[union-attr]
+        from flask import g, jsonify
+
+        g.arena_idempotency = first
+        s = session()
+        s.add(Bot(name="late", url="http://x", token_hash="0" * 64))
+        s.flush()
+        with pytest.raises(ApiError) as info:
+            commit(s, jsonify({}))
+        assert info.value.status == 409
+    assert count(app, Bot) == 0  # the stalled request's creation rolled back
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_retry_while_the_first_request_runs_gets_409_then_the_replay(
+    app: Flask, live: str, four_bots: list[int], settings: dict[str, Any]
+) -> None:
+    dsn = str(settings["DATABASE_URL"]).replace("postgresql+psycopg://", "postgresql://")
+    k = key()
+    headers = {**ADMIN_H, "Idempotency-Key": k}
+    body = {"bots": four_bots}
+    results: list[requests.Response] = []
+    with psycopg.connect(dsn) as lock:
+        lock.execute("LOCK TABLE matches IN EXCLUSIVE MODE")  # the first request waits inside
+        t = threading.Thread(target=lambda: results.append(
+            requests.post(f"{live}/api/matches", json=body, headers=headers, timeout=120)))
+        t.start()
+
+        def waiting() -> bool:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                row = c.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                "current_database() AND wait_event_type = 'Lock'").fetchone()
+                return bool(row and row[0])
+
+        wait_for(waiting, what="the first request to wait on the lock")
+        r = requests.post(f"{live}/api/matches", json=body, headers=headers, timeout=60)
+        assert r.status_code == 409, r.text
+        assert r.json()["error"]["code"] == "idempotency_in_progress"
+        assert r.headers["Retry-After"] == "1"
+        lock.rollback()
+    t.join(timeout=120)
+    assert results and results[0].status_code == 202, results
+    r = requests.post(f"{live}/api/matches", json=body, headers=headers, timeout=60)
+    assert r.status_code == 202 and r.json() == results[0].json()
+    assert count(app, Match) == 1
+
+
+@both_backends
+def test_concurrent_requests_with_one_key_store_one_row(
+    app: Flask, live: str, four_bots: list[int]
+) -> None:
+    k = key()
+    n = 8
+    barrier = threading.Barrier(n)
+    results: list[requests.Response] = []
+    lock = threading.Lock()
+
+    def go() -> None:
+        barrier.wait()
+        r = requests.post(f"{live}/api/matches", json={"bots": four_bots},
+                          headers={**ADMIN_H, "Idempotency-Key": k}, timeout=120)
+        with lock:
+            results.append(r)
+
+    threads = [threading.Thread(target=go) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=180)
+    assert len(results) == n
+    created = [r for r in results if r.status_code == 202]
+    refused = [r for r in results if r.status_code == 409]
+    assert len(created) + len(refused) == n, [r.status_code for r in results]
+    assert created and all(r.json() == created[0].json() for r in created)
+    assert all(r.json()["error"]["code"] == "idempotency_in_progress" for r in refused)
+    assert count(app, Match) == 1 and count(app, IdempotencyKey) == 1
