@@ -329,19 +329,18 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
+@idempotent
 def rotate_signing_secret(bot_id: int) -> Response:
     """A new signing secret, shown once; the old one stops working for every match and
     health check that starts from now on (a match already running finishes with it)."""
     bot = get_bot(bot_id)
     require_owner(bot)
-    if request.get_data():
-        check_fields(json_object(), set())
+    check_fields(optional_json_object(), set())
     rotate(current_app._get_current_object(), bot)  # type: ignore[attr-defined]
     bot.updated_at = utcnow()
-    session().commit()
     resp = jsonify({"bot_id": bot.id, **signing_secret_fields(bot)})
     resp.headers["Cache-Control"] = "no-store"
-    return resp
+    return idempotency.commit(session(), resp)  # the rotation and its (sealed) answer
 
 
 @bp.get("/bots/<id:bot_id>/versions")

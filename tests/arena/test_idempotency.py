@@ -293,3 +293,20 @@ def test_concurrent_requests_with_one_key_store_one_row(
     assert created and all(r.json() == created[0].json() for r in created)
     assert all(r.json()["error"]["code"] == "idempotency_in_progress" for r in refused)
     assert count(app, Match) == 1 and count(app, IdempotencyKey) == 1
+
+
+@both_backends
+def test_a_retried_secret_rotation_shows_the_same_secret_and_rotates_once(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    r = client.post("/api/bots", json={"name": "rotor", "url": sample_bots["random"]})
+    bot_id, token = r.get_json()["bot"]["id"], r.get_json()["token"]
+    k = key()
+    headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": k}
+    first = client.post(f"/api/bots/{bot_id}/signing-secret", headers=headers)
+    assert first.status_code == 200, first.get_json()
+    again = client.post(f"/api/bots/{bot_id}/signing-secret", headers=headers)
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+    with get_db(app).begin() as s:
+        assert s.get(Bot, bot_id).signing_generation == first.get_json()["signing_generation"]

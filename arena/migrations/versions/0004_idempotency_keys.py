@@ -1,7 +1,7 @@
 """idempotency keys: stored (encrypted) responses of creating requests (arena.idempotency)
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0005
 Create Date: 2026-12-01 09:40:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import arena.models
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
