@@ -64,9 +64,9 @@ class Defaults:
     """Deepest nesting of arrays and objects accepted in a JSON body (ours need 3); deeper
     bodies get a JSON 400 before they are parsed."""
     MIN_SECRET_LENGTH: int = 32
-    """Shortest ``SECRET_KEY``, ``TOKEN_PEPPER`` and ``ADMIN_TOKEN`` the service starts with
-    (outside ``DEBUG``/``TESTING``); placeholders such as ``replace-with-...`` or
-    ``change-me`` are refused whatever their length."""
+    """Shortest ``SECRET_KEY``, ``TOKEN_PEPPER``, ``SIGNING_KEY`` and ``ADMIN_TOKEN`` the
+    service starts with (outside ``DEBUG``/``TESTING``); placeholders such as
+    ``replace-with-...`` or ``change-me`` are refused whatever their length."""
     TRUSTED_PROXY_HOPS: int = 0
     """How many reverse proxies in front of the app set ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` (1 behind the shipped nginx).  0: those headers are ignored and

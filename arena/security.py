@@ -67,19 +67,24 @@ first one) and forget to change; a value holding one is refused whatever its len
 MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
+SECRET_SETTINGS = ("SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN")
+"""The settings that are secrets (an empty TOKEN_PEPPER or SIGNING_KEY means SECRET_KEY)."""
+
+
 class InsecureConfigError(RuntimeError):
     """A secret setting is a placeholder or too short: the service refuses to start."""
 
 
 def secret_problems(config: Mapping[str, Any]) -> list[str]:
-    """What is wrong with ``SECRET_KEY``, ``TOKEN_PEPPER`` and ``ADMIN_TOKEN`` (empty: fine).
+    """What is wrong with the :data:`SECRET_SETTINGS` (empty: fine).
 
-    An empty ``ADMIN_TOKEN`` (admin API off) or ``TOKEN_PEPPER`` (SECRET_KEY is used) is
-    fine, and an empty ``SECRET_KEY`` has been replaced by a generated one before this runs.
+    An empty ``ADMIN_TOKEN`` (admin API off), ``TOKEN_PEPPER`` or ``SIGNING_KEY``
+    (SECRET_KEY is used) is fine, and an empty ``SECRET_KEY`` has been replaced by a
+    generated one before this runs.
     """
     minimum = int(config["MIN_SECRET_LENGTH"])
     problems = []
-    for name in ("SECRET_KEY", "TOKEN_PEPPER", "ADMIN_TOKEN"):
+    for name in SECRET_SETTINGS:
         value = str(config.get(name) or "")
         if not value:
             continue

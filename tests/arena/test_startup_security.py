@@ -32,6 +32,7 @@ def example_value(name: str) -> str:
 @pytest.mark.parametrize(("name", "value", "why"), [
     ("ADMIN_TOKEN", example_value("ADMIN_TOKEN"), "placeholder"),
     ("SECRET_KEY", example_value("SECRET_KEY"), "placeholder"),
+    ("SIGNING_KEY", example_value("SIGNING_KEY"), "placeholder"),
     ("ADMIN_TOKEN", "change-me", "placeholder"),
     ("ADMIN_TOKEN", "admin", "characters long"),
     ("ADMIN_TOKEN", "x" * 31, "characters long"),
