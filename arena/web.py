@@ -204,7 +204,7 @@ def bot_new() -> tuple[str, int] | str | Response:
         s.commit()
     except bot_service.EndpointTakenError as exc:
         s.rollback()
-        return render_template("bot_new.html", form=form, errors=[f"URL: {exc}."]), 409
+        return render_template("bot_new.html", form=form, errors=[f"URL: {exc}."]), 400
     except IntegrityError:
         s.rollback()
         return render_template("bot_new.html", form=form, errors=[
