@@ -10,9 +10,9 @@ from typing import Any
 
 from referee.health import Probe, check_player, health_check
 from referee.match import Limits
-from referee.presets import find_ruleset
 from referee.netguard import NetPolicy
 from referee.players import LocalPlayer
+from referee.presets import find_ruleset
 from tests.referee import badbots as bb
 from tests.referee import protocolbots as pb
 
