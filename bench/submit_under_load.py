@@ -16,8 +16,9 @@ code under test queues them), and two kinds of misbehaving bot servers:
 * **trickle**: sends its status line and headers at once, then the body one byte every
   200 ms.
 
-Each phase lasts ``--window`` seconds.  A probe thread calls ``GET /healthz`` back to back
-(one at a time) for the whole window; in the load phases ``--submissions`` threads each
+Each phase lasts ``--window`` seconds.  A ``GET /healthz`` probe starts every 50 ms for the
+whole window, each on its own connection and thread (open loop: a stalled server shows as
+slow probes, not as fewer of them); in the load phases ``--submissions`` threads each
 ``POST /api/bots`` once at the start of the window (each at a path of its own on the bot
 server, so every submission is a distinct endpoint).  Reported per phase: ``/healthz``
 p50 / p95 / max and how many probes completed, and the submissions' response times and
@@ -45,6 +46,8 @@ from typing import Any
 import requests
 
 HERE = Path(__file__).resolve().parent.parent
+PROBE_EVERY_S = 0.05
+"""How often a ``/healthz`` probe starts (each in its own thread)."""
 
 
 # --- misbehaving bots -------------------------------------------------------------------------
@@ -91,8 +94,13 @@ def make_bot(kind: str) -> ThreadingHTTPServer:
             else:
                 self._answer(b"{}", 0.0)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # the arena hung up on a trickle: that is the point
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -195,13 +203,26 @@ def phase(base: str, name: str, window_s: float, bot_url: str | None,
     subs: list[tuple[float, int | str]] = []
     lock = threading.Lock()
 
-    def probe() -> None:
-        session = requests.Session()
-        while not stop.is_set():
-            t0 = time.perf_counter()
-            with contextlib.suppress(requests.RequestException):
-                session.get(base + "/healthz", timeout=60)
+    def probe_once() -> None:
+        t0 = time.perf_counter()
+        with contextlib.suppress(requests.RequestException):
+            requests.get(base + "/healthz", timeout=60)
+        with lock:
             probes.append((time.perf_counter() - t0) * 1000)
+
+    def probe() -> None:
+        """Open loop: one probe every PROBE_EVERY_S whatever the earlier ones are doing, so
+        a stalled server shows as slow probes, not as fewer probes."""
+        started: list[threading.Thread] = []
+        t_next = time.monotonic()
+        while not stop.is_set():
+            t = threading.Thread(target=probe_once, daemon=True)
+            t.start()
+            started.append(t)
+            t_next += PROBE_EVERY_S
+            stop.wait(max(0.0, t_next - time.monotonic()))
+        for t in started:
+            t.join(timeout=90)
 
     def submit(i: int) -> None:
         t0 = time.perf_counter()
@@ -223,7 +244,8 @@ def phase(base: str, name: str, window_s: float, bot_url: str | None,
     time.sleep(window_s)
     stop.set()
     prober.join(timeout=120)
-    window_probes = list(probes)
+    with lock:
+        window_probes = list(probes)
     for t in senders:
         t.join(timeout=180)
     statuses: dict[str, int] = {}
