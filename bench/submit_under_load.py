@@ -3,13 +3,15 @@ a baseline of no submissions.
 
     python bench/submit_under_load.py                       # this checkout
     python bench/submit_under_load.py --code /work/main     # another checkout ("before")
+    python bench/submit_under_load.py --postgres            # PostgreSQL, as deployed
     python bench/submit_under_load.py --submissions 50 --window 10 --json
 
 Everything is real and on loopback: gunicorn with ``<code>/deploy/gunicorn.conf.py`` (its
 worker and thread counts, ``WEB_CONCURRENCY`` / ``WEB_THREADS`` when set) serving
 ``arena:create_app()`` from ``--code`` (put first on ``PYTHONPATH``), a fresh SQLite
-database, a private Redis, one ``arena worker`` process (which runs health checks where the
-code under test queues them), and two kinds of misbehaving bot servers:
+database (or, with ``--postgres``, a fresh one on the local PostgreSQL), a private Redis,
+one ``arena worker`` process (which runs health checks where the code under test queues
+them), and two kinds of misbehaving bot servers:
 
 * **slow**: answers every call correctly, but ``GET /`` after 2.5 s and ``/move`` after
   1.5 s (within the health deadlines: the check passes, slowly);
@@ -134,8 +136,9 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
 class Service:
     """gunicorn (as deployed) + one worker, from the checkout at ``code``."""
 
-    def __init__(self, code: Path, workdir: Path) -> None:
+    def __init__(self, code: Path, workdir: Path, database_url: str = "") -> None:
         self.code, self.workdir = code, workdir
+        self.database_url = database_url or f"sqlite:///{workdir / 'arena.sqlite3'}"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -146,7 +149,7 @@ class Service:
         env = dict(os.environ)
         env.update({
             "PYTHONPATH": str(self.code) + os.pathsep + env.get("PYTHONPATH", ""),
-            "DATABASE_URL": f"sqlite:///{self.workdir / 'arena.sqlite3'}",
+            "DATABASE_URL": self.database_url,
             "REDIS_URL": redis_url, "SECRET_KEY": "bench-secret", "ADMIN_TOKEN": "bench-" * 8,
             "ALLOW_PRIVATE_BOT_URLS": "1", "ARENA_INSTANCE_PATH": str(self.workdir),
             "WORKER_CLOCK": "0", "HOST": "127.0.0.1", "PORT": str(self.port),
@@ -262,15 +265,42 @@ def phase(base: str, name: str, window_s: float, bot_url: str | None,
     }
 
 
+def temp_postgres() -> tuple[str, Any]:
+    """A fresh database on the local PostgreSQL (127.0.0.1:5432, trust), and its dropper."""
+    import uuid
+
+    import psycopg
+
+    name = f"bench_submit_{uuid.uuid4().hex[:8]}"
+    for user in ("root", "postgres"):
+        admin = f"postgresql://{user}@127.0.0.1:5432/postgres"
+        try:
+            with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"')
+        except psycopg.Error:
+            continue
+
+        def drop(admin: str = admin) -> None:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+        return f"postgresql+psycopg://{user}@127.0.0.1:5432/{name}", drop
+    raise SystemExit("no PostgreSQL on 127.0.0.1:5432")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--code", type=Path, default=HERE, help="checkout to serve (default: this)")
     ap.add_argument("--submissions", type=int, default=50)
     ap.add_argument("--window", type=float, default=10.0, help="seconds per phase")
+    ap.add_argument("--postgres", action="store_true",
+                    help="a fresh database on the local PostgreSQL (as deployed) instead of "
+                         "SQLite")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="arena-submit-bench-"))
-    service = Service(args.code.resolve(), workdir)
+    db_url, drop = temp_postgres() if args.postgres else ("", None)
+    service = Service(args.code.resolve(), workdir, db_url)
     bots = {k: make_bot(k) for k in ("slow", "trickle")}
     rows = []
     try:
@@ -289,6 +319,8 @@ def main() -> int:
         for server in bots.values():
             server.shutdown()
         shutil.rmtree(workdir, ignore_errors=True)
+        if drop is not None:
+            drop()
     base = rows[0]["healthz_p50_ms"] or 1e-9
     base95 = rows[0]["healthz_p95_ms"] or 1e-9
     for r in rows:
@@ -298,7 +330,7 @@ def main() -> int:
         print(json.dumps({"code": str(args.code), "rows": rows}, indent=2))
         return 0
     print(f"code: {args.code}  ({args.submissions} concurrent submissions, "
-          f"{args.window:g} s per phase)")
+          f"{args.window:g} s per phase, {'PostgreSQL' if args.postgres else 'SQLite'})")
     print(f"{'phase':<9} {'healthz n':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
           f"{'p50 x':>6} {'p95 x':>6} {'submit p50':>10} {'submit max':>10}  statuses")
     for r in rows:

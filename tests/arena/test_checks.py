@@ -409,3 +409,22 @@ def test_the_bot_page_shows_the_check_progress_and_result(
     with get_db(client.application).begin() as s:
         bot = s.get(Bot, bot_id)
         assert bot is not None and bot.check_state == "passed"
+
+
+def test_a_refused_check_takes_as_long_as_a_silent_one(
+    app: Flask, client: FlaskClient
+) -> None:
+    """How long a check takes must not tell a closed port from an open one: a refused
+    connection is held to the ``GET /`` deadline like a silent server (only the misbehaving
+    side is timed, from below)."""
+    import time
+
+    from .conftest import closed_port_url
+
+    app.config["HEALTH_DESCRIBE_DEADLINE_MS"] = 600
+    bot_id, _ = submit(client, "closed", closed_port_url())
+    t0 = time.monotonic()
+    run_queued_jobs(app)
+    assert time.monotonic() - t0 >= 0.6
+    check = client.get(f"/api/bots/{bot_id}/check").get_json()
+    assert check["reason"] == "GET /: no HTTP answer from the bot URL within 0.6 s"
