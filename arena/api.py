@@ -49,7 +49,7 @@ from .models import (
 )
 from .openapi import openapi_document
 from .security import bearer_token, hash_token, is_admin, new_token, token_matches
-from .signing import bot_secret, rotate, secret_bytes
+from .signing import bot_secret, rotate
 from .storage import session
 
 bp = Blueprint("api", __name__, url_prefix="/api")

@@ -86,6 +86,11 @@ class Bot(Base):
     """A submitted bot.  ``url``/``version`` mirror its newest :class:`BotVersion`."""
 
     __tablename__ = "bots"
+    __table_args__ = (
+        # Unique indexes, not constraints: SQLite adds them without copying the table.
+        Index("uq_bots_endpoint", "endpoint", unique=True),
+        Index("uq_bots_pending_endpoint", "pending_endpoint", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
@@ -111,13 +116,13 @@ class Bot(Base):
     """Since when the bot has waited for a ladder match (the matchmaker's priority)."""
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """What the bot said about itself (``GET /``) at its last successful check."""
-    endpoint: Mapped[str | None] = mapped_column(Text, unique=True, default=None)
+    endpoint: Mapped[str | None] = mapped_column(Text, default=None)
     """The normalized endpoint of ``url`` (:func:`arena.bots.endpoint_of`): one live bot per
     endpoint.  Cleared when the bot is deleted (the endpoint is free again); None also for
     bots that shared an endpoint before the rule existed (migration 0003)."""
     pending_url: Mapped[str | None] = mapped_column(Text, default=None)
     """A new URL waiting for its health check; the bot plays on ``url`` until it passes."""
-    pending_endpoint: Mapped[str | None] = mapped_column(Text, unique=True, default=None)
+    pending_endpoint: Mapped[str | None] = mapped_column(Text, default=None)
     """The endpoint of ``pending_url``, reserved while its check runs."""
     check_state: Mapped[str] = mapped_column(String(16), default="pending")
     """Admission: ``pending`` (first check queued or running), ``passed`` (may play),

@@ -36,26 +36,23 @@ def _endpoint(url: str) -> str | None:
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("bots", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("endpoint", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("pending_url", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("pending_endpoint", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("check_state", sa.String(length=16), nullable=False,
-                                      server_default="passed"))
-        batch_op.add_column(sa.Column("pause_reason", sa.Text(), nullable=False,
-                                      server_default=""))
-        batch_op.add_column(sa.Column("judged_since", arena.models.UTCDateTime(),
-                                      nullable=True))
-        batch_op.create_unique_constraint(batch_op.f("uq_bots_endpoint"), ["endpoint"])
-        batch_op.create_unique_constraint(batch_op.f("uq_bots_pending_endpoint"),
-                                          ["pending_endpoint"])
-    with op.batch_alter_table("health_checks", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("state", sa.String(length=16), nullable=False,
-                                      server_default="done"))
-        batch_op.add_column(sa.Column("purpose", sa.String(length=16), nullable=False,
-                                      server_default="sweep"))
-        batch_op.add_column(sa.Column("finished_at", arena.models.UTCDateTime(),
-                                      nullable=True))
+    # Plain ADD COLUMN and CREATE INDEX: a batch copy of ``bots`` would break on SQLite's
+    # foreign keys once other tables point at it.
+    op.add_column("bots", sa.Column("endpoint", sa.Text(), nullable=True))
+    op.add_column("bots", sa.Column("pending_url", sa.Text(), nullable=True))
+    op.add_column("bots", sa.Column("pending_endpoint", sa.Text(), nullable=True))
+    op.add_column("bots", sa.Column("check_state", sa.String(length=16), nullable=False,
+                                    server_default="passed"))
+    op.add_column("bots", sa.Column("pause_reason", sa.Text(), nullable=False,
+                                    server_default=""))
+    op.add_column("bots", sa.Column("judged_since", arena.models.UTCDateTime(),
+                                    nullable=True))
+    op.add_column("health_checks", sa.Column("state", sa.String(length=16), nullable=False,
+                                             server_default="done"))
+    op.add_column("health_checks", sa.Column("purpose", sa.String(length=16), nullable=False,
+                                             server_default="sweep"))
+    op.add_column("health_checks", sa.Column("finished_at", arena.models.UTCDateTime(),
+                                             nullable=True))
     conn = op.get_bind()
     bots = sa.table("bots", sa.column("id", sa.Integer()), sa.column("url", sa.Text()),
                     sa.column("deleted_at", sa.DateTime()),
@@ -69,19 +66,16 @@ def upgrade() -> None:
             continue
         taken.add(endpoint)
         conn.execute(sa.update(bots).where(bots.c.id == bot_id).values(endpoint=endpoint))
+    op.create_index("uq_bots_endpoint", "bots", ["endpoint"], unique=True)
+    op.create_index("uq_bots_pending_endpoint", "bots", ["pending_endpoint"], unique=True)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("health_checks", schema=None) as batch_op:
-        batch_op.drop_column("finished_at")
-        batch_op.drop_column("purpose")
-        batch_op.drop_column("state")
-    with op.batch_alter_table("bots", schema=None) as batch_op:
-        batch_op.drop_constraint(batch_op.f("uq_bots_pending_endpoint"), type_="unique")
-        batch_op.drop_constraint(batch_op.f("uq_bots_endpoint"), type_="unique")
-        batch_op.drop_column("judged_since")
-        batch_op.drop_column("pause_reason")
-        batch_op.drop_column("check_state")
-        batch_op.drop_column("pending_endpoint")
-        batch_op.drop_column("pending_url")
-        batch_op.drop_column("endpoint")
+    op.drop_index("uq_bots_pending_endpoint", table_name="bots")
+    op.drop_index("uq_bots_endpoint", table_name="bots")
+    for table, column in (("health_checks", "finished_at"), ("health_checks", "purpose"),
+                          ("health_checks", "state"), ("bots", "judged_since"),
+                          ("bots", "pause_reason"), ("bots", "check_state"),
+                          ("bots", "pending_endpoint"), ("bots", "pending_url"),
+                          ("bots", "endpoint")):
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
