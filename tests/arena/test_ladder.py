@@ -209,7 +209,7 @@ def test_the_sweep_enqueues_due_checks_for_a_real_worker(
         with get_db(app).begin() as s:
             return int(s.scalar(select(func.count()).select_from(HealthCheck)) or 0)
 
-    wait_for(lambda: checks() == 8, 60, what="four health checks by the worker")
+    wait_for(lambda: checks() == 8, 180, what="four health checks by the worker")
     app.config["HEALTH_SWEEP_INTERVAL_S"] = 3600.0
     assert sweep(app) == []
 
