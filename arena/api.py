@@ -1,7 +1,7 @@
 """The JSON API (``/api/...``); documented in ``/api/openapi.json`` (:mod:`arena.openapi`).
 
-Views validate, write rows and enqueue jobs; they never run a match.  The one outside call a
-view makes is the health check of a submitted URL, which the submitter waits for.
+Views validate, write rows and enqueue jobs; they never run a match and never call a bot:
+a submitted or changed URL is checked by a job (202 with a ``check_url`` to poll).
 
 Authentication: ``Authorization: Bearer <token>``, the bot's owner token (shown once, at
 creation) or the operator's ``ADMIN_TOKEN``.  Lists take ``page`` (from 1) and ``limit``
@@ -18,6 +18,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from referee import log as referee_log
 from referee.match import Limits
@@ -38,7 +39,7 @@ from .families import family_of, storable_ruleset
 from .idempotency import idempotent
 from .ladder import run_round
 from .limits import limited
-from .matches import create_match, default_limits, enqueue_match
+from .matches import DuplicateEndpointError, create_match, default_limits, enqueue_match
 from .models import (
     Bot,
     BotVersion,
@@ -53,7 +54,7 @@ from .models import (
 )
 from .openapi import openapi_document
 from .security import bearer_token, hash_token, is_admin, new_token, token_matches
-from .signing import bot_secret, rotate, secret_bytes
+from .signing import bot_secret, rotate
 from .storage import session
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -141,12 +142,53 @@ def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
             "failures": bot.health_failures,
             "last_checked_at": iso(bot.last_health_at),
             "last_reason": bot.last_health_reason,
+            "pause_reason": bot.pause_reason if bot.health_paused else "",
         },
+        "check": admission_json(bot),
         "ratings": [rating_json(r) for r in ratings],
     }
     if private:
         out["url"] = bot.url
+        out["pending_url"] = bot.pending_url
     return out
+
+
+def check_json(check: HealthCheck) -> dict[str, Any]:
+    return {
+        "id": check.id,
+        "purpose": check.purpose,
+        "state": bot_service.check_state(check),
+        "done": check.state == "done",
+        "reason": check.reason,
+        "describe_ms": check.describe_ms,
+        "move_ms": check.move_ms,
+        "queued_at": iso(check.at),
+        "finished_at": iso(check.finished_at),
+    }
+
+
+def admission_json(bot: Bot) -> dict[str, Any] | None:
+    """The newest submission / URL-change / re-check check, with the URL to poll."""
+    check = bot_service.latest_admission_check(session(), bot.id)
+    if check is None:
+        return None
+    return {**check_json(check), "url": url_for("api.bot_check", bot_id=bot.id)}
+
+
+def accepted(s: Session, bot: Bot, check: HealthCheck, body: dict[str, Any]) -> Response:
+    """202: commit the change (with its stored answer when the request carries an
+    ``Idempotency-Key``), then queue the check; the client polls ``check_url``.
+
+    The check row is committed before its job is queued, so a worker always finds it; a job
+    lost between the two (Redis down) is queued again by the health sweep."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    resp = jsonify({**body, "check_url": url_for("api.bot_check", bot_id=bot.id)})
+    resp.status_code = 202
+    resp.headers["Location"] = url_for("api.show_bot", bot_id=bot.id)
+    resp.headers["Cache-Control"] = "no-store"
+    idempotency.commit(s, resp)
+    bot_service.enqueue_check(app, bot.id, check.id)
+    return resp
 
 
 def seat_json(seat: MatchSeat) -> dict[str, Any]:
@@ -216,34 +258,29 @@ def create_bot() -> Response:
     if problem:
         raise ApiError(400, "bad_name", problem)
     s = session()
-    taken = s.scalar(select(Bot.id).where(Bot.name == name)) is not None
-    s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
-    if taken:
+    if s.scalar(select(Bot.id).where(Bot.name == name)) is not None:
         raise ApiError(409, "name_taken", f"a bot called {name!r} exists already")
     problem = bot_service.url_problem(app, url)
     if problem:
         raise ApiError(422, "url_refused", problem)
-    result = bot_service.run_health_check(app, url)
-    if not result.ok:
-        raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
-                       health=result.to_json())
     token = new_token()
     try:
-        bot = bot_service.create_bot(s, name=name, url=url, token_hash=hash_token(token),
-                                     result=result)
+        bot, check = bot_service.submit(s, name=name, url=url, token_hash=hash_token(token))
         s.flush()
+    except bot_service.EndpointTakenError as exc:
+        s.rollback()
+        raise ApiError(409, "endpoint_taken", str(exc)) from None
     except IntegrityError:
         s.rollback()
-        raise ApiError(409, "name_taken", f"a bot called {name!r} exists already") from None
-    body = {"bot": bot_json(bot, private=True), "token": token,
-            "token_note": "keep this token: it is shown only now, and it is needed to "
-                          "change, pause or delete the bot",
-            **signing_secret_fields(bot)}
-    resp = jsonify(body)
-    resp.status_code = 201
-    resp.headers["Location"] = url_for("api.show_bot", bot_id=bot.id)
-    resp.headers["Cache-Control"] = "no-store"
-    return idempotency.commit(s, resp)  # the bot and its (encrypted) response, together
+        raise ApiError(409, "name_taken", f"a bot called {name!r} or its endpoint exists "
+                       "already") from None
+    # The bot, its check and (with an Idempotency-Key) its sealed answer commit together.
+    return accepted(s, bot, check, {
+        "bot": bot_json(bot, private=True), "token": token,
+        "token_note": "keep this token: it is shown only now, and it is needed to change, "
+                      "pause or delete the bot; the bot joins the ladder once its health "
+                      "check (running now) passes: poll check_url",
+        **signing_secret_fields(bot)})
 
 
 @bp.get("/bots")
@@ -253,13 +290,19 @@ def list_bots() -> Response:
     stmt = select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.id)
     if status is not None:
         if status == "active":
-            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(False))
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(False),
+                              Bot.check_state == "passed")
         elif status == "paused":
             stmt = stmt.where(Bot.owner_paused.is_(True))
         elif status == "unhealthy":
-            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(True))
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == "passed",
+                              Bot.health_paused.is_(True))
+        elif status in ("pending", "rejected"):
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
+                "pending" if status == "pending" else "failed"))
         else:
-            raise ApiError(400, "bad_query", "status must be active, paused or unhealthy")
+            raise ApiError(400, "bad_query",
+                           "status must be active, paused, pending, rejected or unhealthy")
     return paginate(stmt, bot_json)
 
 
@@ -284,23 +327,28 @@ def update_bot(bot_id: int) -> Response:
     paused = want_bool(data, "paused") if "paused" in data else None
     url = want_str(data, "url").strip() if "url" in data else None
     s = session()
-    if url is not None and url != bot.url:
+    check = None
+    if url is not None and url not in (bot.url, bot.pending_url):
         problem = bot_service.url_problem(app, url)
         if problem:
             raise ApiError(422, "url_refused", problem)
-        secret = secret_bytes(app, bot)
-        s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
-        result = bot_service.run_health_check(app, url, secret=secret)
-        if not result.ok:
-            raise ApiError(422, "health_check_failed", f"health check failed: {result.reason}",
-                           health=result.to_json())
-        bot = get_bot(bot_id)  # fresh, in a new transaction
-        bot_service.new_version(s, bot, url, result)
+        try:
+            check = bot_service.change_url(s, bot, url)
+            s.flush()
+        except bot_service.EndpointTakenError as exc:
+            s.rollback()
+            raise ApiError(409, "endpoint_taken", str(exc)) from None
+        except IntegrityError:
+            s.rollback()
+            raise ApiError(409, "endpoint_taken", "this URL's endpoint is being registered "
+                           "by another bot right now") from None
     if paused is not None and paused != bot.owner_paused:
         bot.owner_paused = paused
         bot.updated_at = utcnow()
         if not paused:
             bot.idle_since = utcnow()
+    if check is not None:
+        return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
     s.commit()
     return jsonify(bot_json(bot, private=True))
 
@@ -311,6 +359,7 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
     require_owner(bot)
     bot.deleted_at = utcnow()
     bot.updated_at = bot.deleted_at
+    bot.endpoint = bot.pending_endpoint = bot.pending_url = None  # free for another bot
     session().commit()
     return "", 204
 
@@ -343,6 +392,33 @@ def rotate_signing_secret(bot_id: int) -> Response:
     return idempotency.commit(session(), resp)  # the rotation and its (sealed) answer
 
 
+@bp.get("/bots/<id:bot_id>/check")
+@limited("pages")
+def bot_check(bot_id: int) -> Response:
+    """The bot's newest submission / URL-change / re-check check (poll until ``done``)."""
+    bot = get_bot(bot_id)
+    check = bot_service.latest_admission_check(session(), bot.id)
+    if check is None:
+        raise ApiError(404, "not_found", f"bot {bot_id} has no check to wait for")
+    resp = jsonify({**check_json(check), "bot_status": bot.status,
+                    "pause_reason": bot.pause_reason if bot.health_paused else ""})
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.post("/bots/<id:bot_id>/check")
+@limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
+@idempotent
+def bot_recheck(bot_id: int) -> Response:
+    """The owner asks for a check now (e.g. after fixing an unhealthy bot)."""
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    check_fields(optional_json_object(), set())  # no fields; a malformed body is still a 400
+    s = session()
+    check = bot_service.recheck(s, bot)
+    return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
+
+
 @bp.get("/bots/<id:bot_id>/versions")
 @limited("pages")
 def bot_versions(bot_id: int) -> Response:
@@ -366,8 +442,9 @@ def bot_health(bot_id: int) -> Response:
     bot = get_bot(bot_id)
 
     def render(h: HealthCheck) -> dict[str, Any]:
-        return {"at": iso(h.at), "ok": h.ok, "reason": h.reason,
-                "describe_ms": h.describe_ms, "move_ms": h.move_ms}
+        return {"at": iso(h.at), "ok": h.ok if h.state == "done" else None,
+                "state": bot_service.check_state(h), "purpose": h.purpose,
+                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
 
     return paginate(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                     .order_by(HealthCheck.id.desc()), render)
@@ -512,8 +589,12 @@ def create_match_view() -> Response:
         if not 1 <= b <= 2**62:
             raise ApiError(404, "not_found", f"no bot {b}")
         bots.append(get_bot(b))
-    match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
-                         kind="admin", seed=seed, rated=rated)
+    try:
+        match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
+                             kind="admin", seed=seed, rated=rated)
+    except DuplicateEndpointError:
+        raise ApiError(400, "duplicate_endpoint", "two of these bots are called at the same "
+                       "endpoint; one endpoint may sit in one seat of a match only") from None
     resp = jsonify(match_json(match))
     resp.status_code = 202
     resp.headers["Location"] = url_for("api.show_match", match_id=match.id)

@@ -122,6 +122,20 @@ class Defaults:
     HEALTH_FAILURES_TO_PAUSE: int = 3
     """Consecutive failed checks after which a bot leaves the ladder (one success returns
     it)."""
+    HEALTH_CHECK_REQUEUE_AFTER_S: float = 120.0
+    """A submission or URL-change check still queued or running after this long, whose job
+    Redis no longer knows (lost, or its worker died), is enqueued again by the health sweep."""
+    HEALTH_PAUSE_FORFEITS_IN_A_ROW: int = 2
+    """A bot that forfeits this many finished matches in a row (its newest ones) is paused
+    (``unhealthy``) until a health check passes."""
+    HEALTH_PAUSE_FAULT_WINDOW: int = 8
+    """How many of a bot's newest finished matches the fault rate is measured over."""
+    HEALTH_PAUSE_FAULT_RATE: float = 0.2
+    """Faulted moves (strikes) per ``/move`` call, over the window, at or above which a bot
+    is paused until a health check passes."""
+    HEALTH_PAUSE_FAULT_MIN_MOVES: int = 40
+    """The fault rate is judged only once the window holds at least this many ``/move``
+    calls (a few unlucky timeouts in one short match pause nobody)."""
 
     # --- matches -------------------------------------------------------------------------
     MATCH_RULESET: str = "standard"

@@ -2,9 +2,11 @@
 
 1. A fresh instance folder (SQLite database, schema migrated) and the embedded Redis.
 2. The web app on ``127.0.0.1:<port>`` (a threaded server in this process).
-3. Sample bots as their own processes (``python -m sample_bots.NAME --port 0``), registered
-   through the API like anyone's bots (health check included).
-4. Real RQ worker processes (``arena worker``), which play the matches.
+3. Real RQ worker processes (``arena worker``), which run the health checks and play the
+   matches.
+4. Sample bots as their own processes (``python -m sample_bots.NAME --port 0``), registered
+   through the API like anyone's bots: each submission answers at once, and the demo waits
+   until a worker's health check has admitted the bot.
 5. Ladder rounds until ``--matches`` matches were made, with a progress bar; then the
    standings and the URL to open.
 5b. A tournament of every sample bot (``--tournament``, default a knockout with duplicate
@@ -87,6 +89,18 @@ def standings_table(app: Any, family: str = "classic") -> str:
     return "\n".join(lines)
 
 
+def wait_for_check(check_url: str, stop: threading.Event,
+                   timeout_s: float = 120.0) -> dict[str, Any] | None:
+    """Poll a bot's health check until a worker has run it (None: timed out or stopped)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not stop.is_set():
+        body: dict[str, Any] = requests.get(check_url, timeout=30).json()
+        if body.get("done"):
+            return body
+        stop.wait(0.1)
+    return None
+
+
 def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
              instance: str | None, tournament: str = "knockout",
              duplicate: bool = True) -> int:
@@ -142,15 +156,24 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
                                         env=env, name=f"worker-{i + 1}"))
         _say(f"workers: {workers} RQ worker process(es)")
 
+        submitted: list[tuple[str, str, str]] = []
         for name, module in DEMO_BOTS:
             bot = start_bot(module)
             children.append(bot)
+            assert bot.url is not None
             r = requests.post(f"{base}/api/bots", json={"name": name, "url": bot.url},
                               timeout=30)
-            if r.status_code != 201:
+            if r.status_code != 202:
                 _say(f"could not register {name}: {r.status_code} {r.text}")
                 return 1
-            _say(f"bot {name:<10} {bot.url}  registered as #{r.json()['bot']['id']}")
+            submitted.append((name, bot.url, base + r.json()["check_url"]))
+        for name, url, check_url in submitted:  # the workers run the health checks
+            check = wait_for_check(check_url, stop)
+            if check is None or check["state"] != "passed":
+                _say(f"{name} did not pass its health check: {check}")
+                return 1
+            _say(f"bot {name:<10} {url}  registered, health check passed "
+                 f"({check['move_ms']:.0f} ms)")
 
         _say(f"\nladder: {matches} match(es) of {deals} deal(s), "
              f"{app.config['LADDER_RULESETS']} rules")

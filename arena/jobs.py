@@ -14,9 +14,14 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        the rating events (unique per match and bot) are written.  Any conflict rolls the
        whole transaction back, so a result and its ratings are stored exactly once.
 
-``check_bot(bot_id)``
-    Run the health check and record it; a bot whose checks fail
-    ``HEALTH_FAILURES_TO_PAUSE`` times in a row leaves the ladder until one passes.
+``check_bot(bot_id, check_id=None)``
+    Run a health check (the probe: a real match opening, :mod:`referee.health`) and apply
+    it (:func:`arena.bots.run_check`): admit a submitted bot, switch a bot to a new URL, or
+    count a failure.  ``check_id`` names the queued check a web request wrote; without it
+    (the sweep) the job writes its own.  A check already done is not run again.
+
+After every finished match, :func:`arena.bots.judge_matches` pauses the seated bots that keep
+forfeiting or faulting (in the same transaction as the result).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ from referee.netguard import NetPolicy
 from referee.players import HttpPlayer
 from referee.redact import scrub_generic
 
-from .bots import record_health, run_health_check
-from .matches import lease_deadline, limits_of
+from . import bots as bot_service
+from .matches import lease_deadline, limits_of, wire_match_id
 from .models import Bot, Match, MatchResult, MatchSeat, utcnow
 from .ratings import Placement, apply_result, lock_family
 from .signing import secret_bytes
@@ -201,8 +206,8 @@ def play(app: Flask, match_id: int, hb: Heartbeat) -> MatchRecord:
             raise LeaseLostError()
 
     try:
-        return run_match(rules, players, seed, deals, limits, match_id=str(match_id),
-                         on_turn=on_turn)
+        return run_match(rules, players, seed, deals, limits,
+                         match_id=wire_match_id(app.config, match_id), on_turn=on_turn)
     finally:
         for p in players:
             p.close()
@@ -275,11 +280,11 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
                     k=float(app.config["ELO_K"]),
                 )
             family.results += 1
-            s.execute(
-                update(Bot)
-                .where(Bot.id.in_([x.bot_id for x in seats.values()]))
-                .values(idle_since=now)
-            )
+            seated = [x.bot_id for x in seats.values()]
+            s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
+            paused = bot_service.judge_matches(app, s, seated)
+            if paused:
+                log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
     except LeaseLostError:
         return "lease lost before finishing"
     except IntegrityError:
@@ -308,20 +313,8 @@ def _totals(record: MatchRecord) -> dict[str, Any]:
 # --- check_bot -------------------------------------------------------------------------------
 
 
-def check_bot(bot_id: int) -> str:
-    """RQ entry point: health-check one bot and record the outcome."""
+def check_bot(bot_id: int, check_id: int | None = None) -> str:
+    """RQ entry point: run one health check of a bot and apply it."""
     app = _app()
     with app.app_context():
-        db = get_db(app)
-        with db.begin() as s:
-            bot = s.get(Bot, bot_id)
-            if bot is None or bot.deleted_at is not None:
-                return "no such bot"
-            url, secret = bot.url, secret_bytes(app, bot)
-        result = run_health_check(app, url, secret=secret)
-        with db.begin() as s:
-            bot = s.get(Bot, bot_id, with_for_update=True)
-            if bot is None or bot.url != url:
-                return "bot changed during the check"
-            record_health(app, s, bot, result)
-            return "ok" if result.ok else f"failed: {result.reason}"
+        return bot_service.run_check(app, bot_id, check_id)

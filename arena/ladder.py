@@ -1,15 +1,17 @@
 """The ladder: a continuous matchmaker that keeps every active bot playing.
 
 One *round* (``arena ladder``, or the clock every ``LADDER_INTERVAL_S``) creates matches
-among the *idle* active bots (not paused, not unhealthy, not deleted, not seated in a queued
-or running match):
+among the *idle* active bots (admitted by a passing health check, not paused, not unhealthy,
+not deleted, not seated in a queued or running match):
 
 1. **No starvation.**  The bot that has waited longest (``Bot.idle_since``) is the anchor of
    the next table, so every idle bot is at the head of the line after finitely many rounds.
 2. **Similar ratings.**  The other seats go to the idle bots with the lowest
    ``|rating - anchor rating| - LADDER_WAIT_WEIGHT * seconds waited``: close ratings first,
    but a long wait makes any bot acceptable.
-3. **Balanced seats.**  The table is seated in the order (of all ``n!``) that minimises how
+3. **One endpoint, one seat.**  A table never holds two bots called at the same endpoint
+   (:func:`arena.bots.endpoint_of`), even bots registered before endpoints were unique.
+4. **Balanced seats.**  The table is seated in the order (of all ``n!``) that minimises how
    often each bot has already sat in its seat in this rule set, so nobody keeps the same
    position (which matters in Big Two: who leads, who follows whom).
 
@@ -31,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from referee import find_ruleset
 
+from .bots import endpoint_of
 from .families import family_of
 from .matches import create_match, default_limits, enqueue_match
 from .models import Bot, Match, MatchSeat, Rating, utcnow
@@ -42,11 +45,15 @@ class Candidate:
     bot_id: int
     rating: float
     waited_s: float
+    endpoint: str = ""
+    """Where the bot is called (:func:`arena.bots.endpoint_of`); a table never holds one
+    endpoint twice.  Empty: unique to this candidate."""
 
 
 def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
                rng: random.Random) -> list[Candidate] | None:
-    """The anchor (longest wait) and its ``seats - 1`` preferred opponents."""
+    """The anchor (longest wait) and its ``seats - 1`` preferred opponents, never two
+    candidates with one endpoint (None when there are not enough distinct ones)."""
     if len(candidates) < seats:
         return None
     pool = sorted(candidates, key=lambda c: (-c.waited_s, c.bot_id))
@@ -56,7 +63,17 @@ def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
     def cost(c: Candidate) -> tuple[float, float]:
         return (abs(c.rating - anchor.rating) - wait_weight * c.waited_s, jitter[c.bot_id])
 
-    return [anchor, *sorted(rest, key=cost)[: seats - 1]]
+    table = [anchor]
+    seen = {anchor.endpoint or f"#{anchor.bot_id}"}
+    for c in sorted(rest, key=cost):
+        key = c.endpoint or f"#{c.bot_id}"
+        if key in seen:
+            continue
+        table.append(c)
+        seen.add(key)
+        if len(table) == seats:
+            return table
+    return None
 
 
 def seat_order(bot_ids: Sequence[int], seat_counts: dict[tuple[int, int], int],
@@ -77,6 +94,7 @@ def idle_candidates(s: Session, family: str, initial: float) -> list[Candidate]:
             Bot.deleted_at.is_(None),
             Bot.owner_paused.is_(False),
             Bot.health_paused.is_(False),
+            Bot.check_state == "passed",
             Bot.id.not_in(busy),
         )
     ).all()
@@ -85,7 +103,8 @@ def idle_candidates(s: Session, family: str, initial: float) -> list[Candidate]:
     )
     now = utcnow()
     return [
-        Candidate(b.id, ratings.get(b.id, initial), (now - b.idle_since).total_seconds())
+        Candidate(b.id, ratings.get(b.id, initial), (now - b.idle_since).total_seconds(),
+                  endpoint_of(b.url) or b.url)
         for b in bots
     ]
 

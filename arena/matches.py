@@ -7,6 +7,8 @@ match stays ``queued`` in the database and the reconciler enqueues it later.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
@@ -17,8 +19,10 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from referee import find_ruleset
+from referee.health import wire_match_id as wire_id
 from referee.match import Limits
 
+from .bots import endpoint_of
 from .families import family_of
 from .models import Bot, Match, MatchSeat, utcnow
 from .queue import get_queue
@@ -60,6 +64,24 @@ def job_timeout(match: Match, config: Mapping[str, Any]) -> int:
     return int(moves + banks + calls) + int(config["MATCH_JOB_TIMEOUT_MARGIN_S"])
 
 
+class DuplicateEndpointError(ValueError):
+    """Two seats of one match would call the same endpoint."""
+
+
+def wire_match_id(config: Mapping[str, Any], match_id: int) -> str:
+    """The match id bots see (``m-`` and 16 hex digits): a keyed hash of the match number, so
+    it has the same form as a health probe's random id and a bot cannot look it up in the
+    public API while it plays."""
+    key = str(config["SECRET_KEY"]).encode()
+    digest = hmac.new(key, f"arena-match:{match_id}".encode(), hashlib.sha256).digest()
+    return wire_id(int.from_bytes(digest[:8], "big"))
+
+
+def seat_endpoints(bots: Sequence[Bot]) -> list[str]:
+    """The endpoint each bot would be called at (its newest version's URL)."""
+    return [endpoint_of(b.versions[-1].url) or b.versions[-1].url for b in bots]
+
+
 def create_match(
     s: Session,
     *,
@@ -75,6 +97,9 @@ def create_match(
     rules = find_ruleset(ruleset)
     if len(bots) != rules.players:
         raise ValueError(f"{rules.name} needs {rules.players} bots, got {len(bots)}")
+    endpoints = seat_endpoints(bots)
+    if len(set(endpoints)) != len(endpoints):
+        raise DuplicateEndpointError("one endpoint may sit in one seat of a match only")
     now = utcnow()
     match = Match(
         kind=kind,

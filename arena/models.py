@@ -86,6 +86,11 @@ class Bot(Base):
     """A submitted bot.  ``url``/``version`` mirror its newest :class:`BotVersion`."""
 
     __tablename__ = "bots"
+    __table_args__ = (
+        # Unique indexes, not constraints: SQLite adds them without copying the table.
+        Index("uq_bots_endpoint", "endpoint", unique=True),
+        Index("uq_bots_pending_endpoint", "pending_endpoint", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
@@ -111,6 +116,22 @@ class Bot(Base):
     """Since when the bot has waited for a ladder match (the matchmaker's priority)."""
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """What the bot said about itself (``GET /``) at its last successful check."""
+    endpoint: Mapped[str | None] = mapped_column(Text, default=None)
+    """The normalized endpoint of ``url`` (:func:`arena.bots.endpoint_of`): one live bot per
+    endpoint.  Cleared when the bot is deleted (the endpoint is free again); None also for
+    bots that shared an endpoint before the rule existed (migration 0003)."""
+    pending_url: Mapped[str | None] = mapped_column(Text, default=None)
+    """A new URL waiting for its health check; the bot plays on ``url`` until it passes."""
+    pending_endpoint: Mapped[str | None] = mapped_column(Text, default=None)
+    """The endpoint of ``pending_url``, reserved while its check runs."""
+    check_state: Mapped[str] = mapped_column(String(16), default="pending")
+    """Admission: ``pending`` (first check queued or running), ``passed`` (may play),
+    ``failed`` (the first check failed; a new URL or a re-check may still admit it)."""
+    pause_reason: Mapped[str] = mapped_column(Text, default="")
+    """Why the bot is ``unhealthy`` (failed checks, forfeits, fault rate), shown to its owner."""
+    judged_since: Mapped[dt.datetime | None] = mapped_column(default=None)
+    """Only matches created after this count towards pausing on forfeits and faults (set when
+    the bot is admitted, changes URL or returns from a pause); None: every match."""
 
     versions: Mapped[list[BotVersion]] = relationship(
         back_populates="bot", order_by="BotVersion.version"
@@ -122,6 +143,10 @@ class Bot(Base):
             return "deleted"
         if self.owner_paused:
             return "paused"
+        if self.check_state == "pending":
+            return "pending"
+        if self.check_state == "failed":
+            return "rejected"
         if self.health_paused:
             return "unhealthy"
         return "active"
@@ -144,7 +169,12 @@ class BotVersion(Base):
 
 
 class HealthCheck(Base):
-    """One health check of a bot (at submission, URL change or sweep)."""
+    """One health check of a bot (at submission, URL change, re-check or sweep).
+
+    Submission, URL-change and re-check checks are written ``queued`` by the web request and
+    finished (``done``, with ``ok`` and ``reason``) by the :func:`arena.jobs.check_bot` job:
+    no web request ever calls a bot.  ``ok`` means nothing until ``state`` is ``done``.
+    """
 
     __tablename__ = "health_checks"
 
@@ -156,6 +186,11 @@ class HealthCheck(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     describe_ms: Mapped[float | None] = mapped_column(Float, default=None)
     move_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    state: Mapped[str] = mapped_column(String(16), default="done")
+    """``queued``, ``running`` or ``done``."""
+    purpose: Mapped[str] = mapped_column(String(16), default="sweep")
+    """``submit``, ``url_change``, ``recheck`` or ``sweep``."""
+    finished_at: Mapped[dt.datetime | None] = mapped_column(default=None)
 
 
 # --- matches ---------------------------------------------------------------------------------

@@ -107,23 +107,32 @@ def openapi_document() -> dict[str, Any]:
                 "name": {"type": "string"},
                 "url": {"type": "string", "description": "only for the owner or the operator"},
                 "version": {"type": "integer"},
-                "status": {"enum": ["active", "paused", "unhealthy", "deleted"]},
+                "status": {"enum": ["pending", "rejected", "active", "paused", "unhealthy",
+                                    "deleted"]},
                 "created_at": {"type": "string", "format": "date-time"},
                 "updated_at": {"type": "string", "format": "date-time"},
                 "info": {"type": "object"},
-                "health": {"type": "object"},
+                "health": {"type": "object",
+                           "description": "failures, last check, and pause_reason when the "
+                                          "bot is unhealthy"},
+                "check": {"oneOf": [_ref("Check"), {"type": "null"}],
+                          "description": "the newest submission / URL-change / re-check "
+                                         "check, with the URL to poll"},
+                "pending_url": {"type": ["string", "null"],
+                                "description": "a new URL being checked (owner only)"},
                 "ratings": {"type": "array", "items": _ref("Rating")},
             },
         },
         "BotCreated": {
             "type": "object",
-            "required": ["bot", "token", "signing_secret"],
+            "required": ["bot", "token", "signing_secret", "check_url"],
             "properties": {"bot": _ref("Bot"), "token": {"type": "string"},
                            "token_note": {"type": "string"},
                            "signing_secret": {"type": "string", "description":
                                               "the bot's request-signing secret, shown once"},
                            "signing_generation": {"type": "integer"},
-                           "signing_note": {"type": "string"}},
+                           "signing_note": {"type": "string"},
+                           "check_url": {"type": "string"}},
         },
         "SigningSecret": {
             "type": "object",
@@ -134,6 +143,28 @@ def openapi_document() -> dict[str, Any]:
                            "signing_generation": {"type": "integer"},
                            "signing_note": {"type": "string"}},
         },
+        "BotChecking": {
+            "type": "object",
+            "required": ["bot", "check_url"],
+            "properties": {"bot": _ref("Bot"), "check_url": {"type": "string"}},
+        },
+        "Check": {
+            "type": "object",
+            "required": ["id", "purpose", "state", "done"],
+            "properties": {
+                "id": {"type": "integer"},
+                "purpose": {"enum": ["submit", "url_change", "recheck"]},
+                "state": {"enum": ["queued", "running", "passed", "failed"]},
+                "done": {"type": "boolean"},
+                "reason": {"type": "string"},
+                "describe_ms": {"type": ["number", "null"]},
+                "move_ms": {"type": ["number", "null"]},
+                "queued_at": {"type": "string"},
+                "finished_at": {"type": ["string", "null"]},
+                "bot_status": {"type": "string"},
+                "pause_reason": {"type": "string"},
+            },
+        },
         "BotVersion": {
             "type": "object",
             "properties": {"version": {"type": "integer"}, "url": {"type": "string"},
@@ -141,7 +172,9 @@ def openapi_document() -> dict[str, Any]:
         },
         "HealthCheck": {
             "type": "object",
-            "properties": {"at": {"type": "string"}, "ok": {"type": "boolean"},
+            "properties": {"at": {"type": "string"}, "ok": {"type": ["boolean", "null"]},
+                           "state": {"enum": ["queued", "running", "passed", "failed"]},
+                           "purpose": {"enum": ["submit", "url_change", "recheck", "sweep"]},
                            "reason": {"type": "string"},
                            "describe_ms": {"type": ["number", "null"]},
                            "move_ms": {"type": ["number", "null"]}},
@@ -225,20 +258,23 @@ def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {
         "/api/bots": {
             "post": {
-                "summary": "Submit a bot (runs the health check; answers the owner token once)",
+                "summary": "Submit a bot: 202 at once with the owner token (shown once); a "
+                           "worker runs the health check (poll check_url)",
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
                     "type": "object", "required": ["name", "url"],
                     "additionalProperties": False,
                     "properties": {"name": {"type": "string", "maxLength": 40},
                                    "url": {"type": "string", "format": "uri"}}}}}},
-                "responses": {"201": _json(_ref("BotCreated"), "created"), "400": E400,
-                              "409": _error("name taken"), "413": E413, "415": E415,
-                              "422": E422},
+                "responses": {"202": _json(_ref("BotCreated"), "stored, check queued"),
+                              "400": E400,
+                              "409": _error("name taken, or the URL's endpoint belongs to "
+                                            "another live bot"),
+                              "413": E413, "415": E415, "422": E422},
             },
             "get": {
                 "summary": "List bots",
                 "parameters": [*PAGING, {"name": "status", "in": "query", "schema": {
-                    "enum": ["active", "paused", "unhealthy"]}}],
+                    "enum": ["active", "paused", "pending", "rejected", "unhealthy"]}}],
                 "responses": {"200": _json(_page_of("Bot"), "a page of bots"), "400": E400},
             },
         },
@@ -247,14 +283,18 @@ def openapi_document() -> dict[str, Any]:
             "get": {"summary": "One bot (with its URL for the owner)", "security": [{}, *BEARER],
                     "responses": {"200": _json(_ref("Bot"), "the bot"), "404": E404}},
             "patch": {
-                "summary": "Change the URL (a new version, health-checked) or pause/resume",
+                "summary": "Change the URL (checked by a job: 202; the bot plays on its old "
+                           "URL until the new one passes) or pause/resume",
                 "security": BEARER,
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
                     "type": "object", "additionalProperties": False, "minProperties": 1,
                     "properties": {"url": {"type": "string"}, "paused": {"type": "boolean"}}}}}},
-                "responses": {"200": _json(_ref("Bot"), "the changed bot"), "400": E400,
-                              "401": E401, "403": E403, "404": E404, "413": E413,
-                              "415": E415, "422": E422},
+                "responses": {"200": _json(_ref("Bot"), "the changed bot"),
+                              "202": _json(_ref("BotChecking"), "new URL reserved, check "
+                                                                "queued"),
+                              "400": E400, "401": E401, "403": E403, "404": E404,
+                              "409": _error("the URL's endpoint belongs to another live bot"),
+                              "413": E413, "415": E415, "422": E422},
             },
             "delete": {"summary": "Delete the bot (its matches and ratings history stay)",
                        "security": BEARER,
@@ -275,6 +315,16 @@ def openapi_document() -> dict[str, Any]:
                     "parameters": PAGING,
                     "responses": {"200": _json(_page_of("BotVersion"), "versions"),
                                   "400": E400, "404": E404}},
+        },
+        "/api/bots/{bot_id}/check": {
+            "parameters": [_id("bot_id")],
+            "get": {"summary": "The bot's newest submission / URL-change / re-check check: "
+                               "poll until done",
+                    "responses": {"200": _json(_ref("Check"), "the check"), "404": E404}},
+            "post": {"summary": "Ask for a health check now (owner): 202, poll check_url",
+                     "security": BEARER,
+                     "responses": {"202": _json(_ref("BotChecking"), "check queued"),
+                                   "401": E401, "403": E403, "404": E404}},
         },
         "/api/bots/{bot_id}/health": {
             "parameters": [_id("bot_id")],

@@ -1,8 +1,12 @@
-"""The health sweep: enqueue a check of every bot not checked for ``HEALTH_SWEEP_INTERVAL_S``.
+"""The health sweep: check again every admitted bot not checked for ``HEALTH_SWEEP_INTERVAL_S``
+(paused ones too: that is how a bot paused for failed checks, forfeits or faults returns),
+and re-enqueue the submission / URL-change / re-check checks whose job was lost.
 
 The checks themselves run on workers (:func:`arena.jobs.check_bot`); see :mod:`arena.bots`
-for how failures pause a bot and a pass restores it.  Job ids are ``check-<bot>-<minute>``,
-so a sweep repeated within the same minute does not enqueue a second check.
+for how failures pause a bot and a pass restores it.  Sweep job ids are
+``check-<bot>-<minute>``, so a sweep repeated within the same minute does not enqueue a second
+check.  Bots still waiting for their first check, or rejected by it, are not swept (their
+owner changes the URL or asks for a re-check).
 """
 
 from __future__ import annotations
@@ -13,13 +17,12 @@ import logging
 from flask import Flask
 from sqlalchemy import or_, select
 
-from .models import Bot, utcnow
+from .bots import CHECK_BOT, check_timeout
+from .models import Bot, HealthCheck, utcnow
 from .queue import get_queue
 from .storage import get_db
 
 log = logging.getLogger(__name__)
-
-CHECK_BOT = "arena.jobs.check_bot"
 
 
 def due_bots(app: Flask) -> list[int]:
@@ -29,23 +32,40 @@ def due_bots(app: Flask) -> list[int]:
             s.scalars(
                 select(Bot.id)
                 .where(Bot.deleted_at.is_(None), Bot.owner_paused.is_(False),
+                       Bot.check_state == "passed",
                        or_(Bot.last_health_at.is_(None), Bot.last_health_at < cutoff))
                 .order_by(Bot.id)
             )
         )
 
 
+def lost_checks(app: Flask) -> list[tuple[int, int]]:
+    """(bot, check) of client-requested checks not done after
+    ``HEALTH_CHECK_REQUEUE_AFTER_S`` whose job Redis does not hold (queued or running)."""
+    cutoff = utcnow() - dt.timedelta(seconds=float(app.config["HEALTH_CHECK_REQUEUE_AFTER_S"]))
+    with get_db(app).begin() as s:
+        rows = s.execute(select(HealthCheck.bot_id, HealthCheck.id)
+                         .where(HealthCheck.state != "done", HealthCheck.purpose != "sweep",
+                                HealthCheck.at < cutoff)
+                         .order_by(HealthCheck.id)).all()
+    q = get_queue(app)
+    return [(b, c) for b, c in rows
+            if q.job_status(f"check-{b}-{c}") not in ("queued", "started", "deferred",
+                                                      "scheduled")]
+
+
 def sweep(app: Flask) -> list[int]:
-    """Enqueue checks of the bots that are due; returns their ids."""
+    """Enqueue checks of the bots that are due, and lost checks again; returns the bots."""
     q = get_queue(app)
     minute = int(utcnow().timestamp() // 60)
-    timeout = int(
-        (int(app.config["HEALTH_DEADLINE_MS"]) + int(app.config["HEALTH_DESCRIBE_DEADLINE_MS"]))
-        / 1000 + 30
-    )
     bots = due_bots(app)
     for bot_id in bots:
         job_id = f"check-{bot_id}-{minute}"
         if q.job_status(job_id) is None:
-            q.enqueue(CHECK_BOT, bot_id, job_id=job_id, timeout=timeout, retries=0)
+            q.enqueue(CHECK_BOT, bot_id, job_id=job_id, timeout=check_timeout(app), retries=0)
+    for bot_id, check_id in lost_checks(app):
+        log.info("health check %s of bot %s was lost; enqueued again", check_id, bot_id)
+        # A fresh job id: RQ keeps a finished or failed job's id for a while.
+        q.enqueue(CHECK_BOT, bot_id, check_id, job_id=f"check-{bot_id}-{check_id}-{minute}",
+                  timeout=check_timeout(app), retries=0)
     return bots

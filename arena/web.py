@@ -1,7 +1,8 @@
 """Web pages for spectators and bot authors (server-rendered Jinja, a little local JavaScript),
 and the operational probes.
 
-Pages: home, submit a bot (form with a CSRF token; shows the owner token once), leaderboard
+Pages: home, submit a bot (form with a CSRF token; shows the owner token once and follows the
+health check, which a job runs: no page ever calls a bot), leaderboard
 (Elo, games, provisional marks, rating-history chart), bot (rating history, recent matches,
 latency, strikes and their reasons), tournaments (bracket picture or standings, updated live
 by polling an HTML fragment with an ETag), match (results, downloads, turn-by-turn replay).
@@ -176,6 +177,9 @@ def home() -> str:
 @bp.route("/bots/new", methods=["GET", "POST"])
 @limited("bot_submit", methods=("POST",))
 def bot_new() -> tuple[str, int] | str | Response:
+    """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
+    shows the owner token once and follows the check (``static/check.js`` polls
+    ``/api/bots/<id>/check``).  This request never calls the bot."""
     if request.method == "GET":
         return render_template("bot_new.html", errors=[], form={})
     app = current_app._get_current_object()  # type: ignore[attr-defined]
@@ -195,25 +199,24 @@ def bot_new() -> tuple[str, int] | str | Response:
     s = session()
     if not errors and s.scalar(select(Bot.id).where(Bot.name == form["name"])) is not None:
         errors.append(f"Name: a bot called {form['name']!r} exists already.")
-    s.rollback()  # hold no transaction (on SQLite: no lock) during the health check
-    health = None
-    if not errors:
-        health = bot_service.run_health_check(app, form["url"])
-        if not health.ok:
-            errors.append(f"Health check failed: {health.reason}")
-    if errors or health is None:
+    if errors:
         return render_template("bot_new.html", errors=errors, form=form), 400
     token = new_token()
     try:
-        bot = bot_service.create_bot(s, name=form["name"], url=form["url"],
-                                     token_hash=hash_token(token), result=health)
+        bot, check = bot_service.submit(s, name=form["name"], url=form["url"],
+                                        token_hash=hash_token(token))
         s.commit()
+    except bot_service.EndpointTakenError as exc:
+        s.rollback()
+        return render_template("bot_new.html", form=form, errors=[f"URL: {exc}."]), 400
     except IntegrityError:
         s.rollback()
         return render_template("bot_new.html", form=form, errors=[
-            f"Name: a bot called {form['name']!r} exists already."]), 400
-    resp = Response(render_template("bot_created.html", bot=bot, token=token,
-                                    health=health, signing_secret=bot_secret(app, bot)))
+            f"Name: a bot called {form['name']!r} (or one at this URL) exists already."]), 400
+    bot_service.enqueue_check(app, bot.id, check.id)
+    resp = Response(render_template("bot_created.html", bot=bot, token=token, check=check,
+                                    check_state=bot_service.check_state(check),
+                                    signing_secret=bot_secret(app, bot)))
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -278,9 +281,11 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                 reasons[st["reason"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = bot_service_health(bot)
+    admission = bot_service.latest_admission_check(s, bot.id)
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
                            strikes=strikes[:RECENT], reasons=reasons.most_common(),
-                           health=health, rotate_errors=rotate_errors or [])
+                           health=health, rotate_errors=rotate_errors or [], check=admission,
+                           check_state=admission and bot_service.check_state(admission))
     return (page, status) if status != 200 else page
 
 

@@ -62,13 +62,6 @@ def run(workers: int, matches: int, deals: int, seed: int) -> dict[str, Any]:
     client = app.test_client()
     children: list[Child] = []
     try:
-        bot_ids = []
-        for i, module in enumerate(BOTS):
-            bot = start_bot(module)
-            children.append(bot)
-            r = client.post("/api/bots", json={"name": f"{module}-{i}", "url": bot.url})
-            assert r.status_code == 201, r.get_json()
-            bot_ids.append(r.get_json()["bot"]["id"])
         env = dict(os.environ)
         env.update({"DATABASE_URL": database_url(app), "REDIS_URL": get_queue(app).url,
                     "QUEUE_NAME": str(app.config["QUEUE_NAME"]),
@@ -79,6 +72,17 @@ def run(workers: int, matches: int, deals: int, seed: int) -> dict[str, Any]:
         queue = get_queue(app).queue
         while len(Worker.all(queue=queue)) < workers:  # measure matches, not worker start-up
             time.sleep(0.05)
+        bot_ids = []
+        for i, module in enumerate(BOTS):
+            bot = start_bot(module)
+            children.append(bot)
+            r = client.post("/api/bots", json={"name": f"{module}-{i}", "url": bot.url})
+            assert r.status_code == 202, r.get_json()
+            bot_ids.append(r.get_json()["bot"]["id"])
+        for bot_id in bot_ids:  # the workers run the health checks
+            while not (c := client.get(f"/api/bots/{bot_id}/check").get_json())["done"]:
+                time.sleep(0.05)
+            assert c["state"] == "passed", c
         rng = random.Random(seed)
         t0 = time.monotonic()
         for n in range(matches):

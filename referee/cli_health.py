@@ -1,5 +1,6 @@
-"""``python -m referee health URL``: the submission health check (``GET /`` and one probe
-``/move``), printed as JSON; exit status 0 when the bot passes, 1 when it does not."""
+"""``python -m referee health URL``: the submission health check (a real match opening:
+``GET /``, ``/start`` and the first ``/move`` of the bot's seat), printed as JSON; exit status
+0 when the bot passes, 1 when it does not."""
 
 from __future__ import annotations
 

@@ -231,7 +231,8 @@ def extend(paths: dict[str, Any], schemas: dict[str, Any]) -> None:
         # --- web pages (HTML) ----------------------------------------------------------
         "/bots/new": {
             "get": _html("Form to submit a bot"),
-            "post": _html("Submit a bot (form, CSRF token): shows the owner token once",
+            "post": _html("Submit a bot (form, CSRF token): shows the owner token once and "
+                          "follows the health check a worker runs",
                           extra={"400": {"description": "the form again, with the errors"}}),
         },
         "/bots/{bot_id}": {

@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 from referee.match import Limits
 
 from ..families import family_of, storable_ruleset
-from ..matches import create_match, enqueue_match
+from ..matches import create_match, enqueue_match, seat_endpoints
 from ..models import Bot, Match, MatchSeat, Rating, utcnow
 from ..storage import get_db
 from . import schedule, scoring
@@ -112,6 +112,14 @@ def create_tournament(
     ids = [b.id for b in bots]
     if len(set(ids)) != len(ids):
         raise TournamentError("a bot may enter a tournament only once", "duplicate_bot")
+    for b in bots:
+        if b.check_state != "passed":
+            raise TournamentError(f"bot {b.id} ({b.name}) has not passed its health check "
+                                  "yet", "bot_not_ready")
+    endpoints = seat_endpoints(bots)
+    if len(set(endpoints)) != len(endpoints):
+        raise TournamentError("two entrants are called at the same endpoint; one endpoint "
+                              "may enter a tournament once", "duplicate_endpoint")
     if len(bots) < seats:
         raise TournamentError(f"{rules.name} needs at least {seats} entrants, got {len(bots)}",
                               "too_few_entrants")

@@ -32,7 +32,7 @@ from sqlalchemy import create_engine, text
 
 from arena import create_app
 from arena.procs import Child, start_arena, start_bot, stop_all
-from arena.queue import EmbeddedRedis
+from arena.queue import EmbeddedRedis, get_queue
 from arena.storage import get_db, upgrade
 
 ADMIN = "test-admin-token-0123456789abcdefghij"  # long enough to start with
@@ -214,6 +214,24 @@ def sample_bots() -> Iterator[dict[str, str]]:
         stop_all(children)
 
 
+@pytest.fixture(scope="session")
+def bot_urls() -> Iterator[list[str]]:
+    """Twelve more real bots (sample strategies served by the SDK, in this process), each at
+    an endpoint of its own: for tests that need more bots than ``sample_bots`` has (one
+    endpoint may be registered by one live bot only)."""
+    from sample_bots import greedy_bot, random_bot
+    from sample_bots.sdk import serve_in_thread
+
+    servers = [serve_in_thread(greedy_bot.choose if i % 2 else random_bot.make_choose(i),
+                               name=f"farm-{i}") for i in range(12)]
+    try:
+        yield [srv.url for srv in servers]
+    finally:
+        for srv in servers:
+            srv.shutdown()
+            srv.server_close()
+
+
 def closed_port_url() -> str:
     """A loopback URL where nothing listens."""
     with socket.socket() as s:
@@ -222,11 +240,45 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def register(client: FlaskClient, name: str, url: str) -> tuple[int, str]:
+def run_queued_jobs(app: Flask) -> None:
+    """Run what is queued with a real RQ worker (in this process, burst mode): the health
+    checks the web requests enqueued, as any worker would."""
+    from rq import SimpleWorker
+
+    q = get_queue(app)
+    with app.app_context():
+        SimpleWorker([q.queue], connection=q.redis).work(burst=True,
+                                                         logging_level="WARNING")
+
+
+def wait_check(client: FlaskClient, bot_id: int, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Poll the bot's check until it is done (running the queued jobs meanwhile)."""
+    app = client.application
+
+    def done() -> dict[str, Any] | None:
+        run_queued_jobs(app)
+        body: dict[str, Any] = client.get(f"/api/bots/{bot_id}/check").get_json()
+        return body if body.get("done") else None
+
+    result: dict[str, Any] = wait_for(done, timeout_s, what=f"the check of bot {bot_id}")
+    return result
+
+
+def submit(client: FlaskClient, name: str, url: str) -> tuple[int, str]:
+    """``POST /api/bots``: 202 at once, with the check queued (nothing has called the bot)."""
     r = client.post("/api/bots", json={"name": name, "url": url})
-    assert r.status_code == 201, r.get_json()
+    assert r.status_code == 202, r.get_json()
     body = r.get_json()
+    assert body["bot"]["status"] == "pending" and body["check_url"]
     return body["bot"]["id"], body["token"]
+
+
+def register(client: FlaskClient, name: str, url: str) -> tuple[int, str]:
+    """Submit a bot and wait until its health check has passed (it is then ``active``)."""
+    bot_id, token = submit(client, name, url)
+    check = wait_check(client, bot_id)
+    assert check["state"] == "passed", check
+    return bot_id, token
 
 
 @pytest.fixture

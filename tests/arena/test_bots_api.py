@@ -9,7 +9,14 @@ from sqlalchemy import func, select
 from arena.models import Bot, BotVersion, HealthCheck
 from arena.storage import get_db
 
-from .conftest import admin_headers, both_backends, closed_port_url, register
+from .conftest import (
+    admin_headers,
+    both_backends,
+    closed_port_url,
+    register,
+    submit,
+    wait_check,
+)
 
 
 def count(app: Flask, model: type) -> int:
@@ -18,27 +25,37 @@ def count(app: Flask, model: type) -> int:
 
 
 @both_backends
-def test_submit_checks_health_and_shows_the_token_once(
+def test_submit_answers_at_once_and_a_worker_admits_the_bot(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str]
 ) -> None:
     r = client.post("/api/bots", json={"name": "greedy", "url": sample_bots["greedy"]})
-    assert r.status_code == 201
+    assert r.status_code == 202
     body = r.get_json()
     token = body["token"]
+    bot_id = body["bot"]["id"]
     assert len(token) >= 40
-    assert body["bot"]["status"] == "active"
+    assert body["bot"]["status"] == "pending" and body["bot"]["info"] == {}
+    assert body["bot"]["check"]["state"] == "queued"
     assert body["bot"]["url"] == sample_bots["greedy"]
-    assert body["bot"]["info"]["name"] == "greedy"
-    assert r.headers["Location"].endswith(f"/api/bots/{body['bot']['id']}")
+    assert r.headers["Location"].endswith(f"/api/bots/{bot_id}")
+    assert body["check_url"].endswith(f"/api/bots/{bot_id}/check")
+    # Pending: out of the ladder until the check has passed.
+    assert client.get("/api/bots?status=pending").get_json()["total"] == 1
+    assert client.get("/api/bots?status=active").get_json()["total"] == 0
+    check = wait_check(client, bot_id)
+    assert check["state"] == "passed" and check["purpose"] == "submit"
+    assert check["move_ms"] is not None and check["bot_status"] == "active"
+    bot = client.get(f"/api/bots/{bot_id}").get_json()
+    assert bot["status"] == "active" and bot["info"]["name"] == "greedy"
     # Stored hashed, never in clear.
     with get_db(app).begin() as s:
-        bot = s.scalars(select(Bot)).one()
-        assert token not in bot.token_hash and len(bot.token_hash) == 64
+        row = s.scalars(select(Bot)).one()
+        assert token not in row.token_hash and len(row.token_hash) == 64
         assert s.scalar(select(func.count()).select_from(HealthCheck)) == 1
     # Public view: no token, no URL.
-    public = client.get(f"/api/bots/{body['bot']['id']}").get_json()
-    assert "token" not in public and "url" not in public
-    mine = client.get(f"/api/bots/{body['bot']['id']}",
+    public = client.get(f"/api/bots/{bot_id}").get_json()
+    assert "token" not in public and "url" not in public and "pending_url" not in public
+    mine = client.get(f"/api/bots/{bot_id}",
                       headers={"Authorization": f"Bearer {token}"}).get_json()
     assert mine["url"] == sample_bots["greedy"]
 
@@ -50,14 +67,16 @@ def test_name_taken_is_a_conflict(client: FlaskClient, sample_bots: dict[str, st
     assert r.get_json()["error"]["code"] == "name_taken"
 
 
-def test_failing_health_check_is_refused_with_the_reason(app: Flask, client: FlaskClient) -> None:
-    r = client.post("/api/bots", json={"name": "ghost", "url": closed_port_url()})
-    assert r.status_code == 422
-    err = r.get_json()["error"]
-    assert err["code"] == "health_check_failed"
-    assert "connection" in err["message"]
-    assert err["health"]["ok"] is False
-    assert count(app, Bot) == 0 and count(app, HealthCheck) == 0
+def test_failing_health_check_rejects_the_bot_with_the_reason(
+    app: Flask, client: FlaskClient
+) -> None:
+    bot_id, _ = submit(client, "ghost", closed_port_url())
+    check = wait_check(client, bot_id)
+    assert check["state"] == "failed" and check["bot_status"] == "rejected"
+    assert check["reason"] == "GET /: no HTTP answer from the bot URL within 3 s"
+    assert check["describe_ms"] is None  # how fast it was refused is nobody's business
+    assert client.get(f"/api/bots/{bot_id}").get_json()["status"] == "rejected"
+    assert client.get("/api/bots?status=rejected").get_json()["total"] == 1
 
 
 def test_a_bot_that_answers_garbage_is_refused(app: Flask, client: FlaskClient) -> None:
@@ -67,8 +86,7 @@ def test_a_bot_that_answers_garbage_is_refused(app: Flask, client: FlaskClient) 
     try:
         # The SDK falls back to a legal move when choose() answers nonsense, so this passes;
         # a bot whose GET / is wrong does not:
-        assert client.post("/api/bots", json={"name": "liar", "url": server.url}
-                           ).status_code == 201
+        register(client, "liar", server.url)
     finally:
         server.shutdown()
         server.server_close()
@@ -91,10 +109,10 @@ def test_a_bot_that_answers_garbage_is_refused(app: Flask, client: FlaskClient) 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        r = client.post("/api/bots", json={"name": "wrong-protocol",
-                                           "url": f"http://127.0.0.1:{httpd.server_port}"})
-        assert r.status_code == 422
-        assert r.get_json()["error"]["message"].startswith("health check failed: GET /")
+        bot_id, _ = submit(client, "wrong-protocol", f"http://127.0.0.1:{httpd.server_port}")
+        check = wait_check(client, bot_id)
+        assert check["state"] == "failed"
+        assert check["reason"].startswith("GET /: 'protocol' must be 1")
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -125,14 +143,28 @@ def test_owner_changes_url_pauses_and_deletes(
     bot_id, token = register(client, "mine", sample_bots["random"])
     auth = {"Authorization": f"Bearer {token}"}
     r = client.patch(f"/api/bots/{bot_id}", json={"url": sample_bots["greedy"]}, headers=auth)
-    assert r.status_code == 200, r.get_json()
-    assert r.get_json()["version"] == 2
+    assert r.status_code == 202, r.get_json()
+    body = r.get_json()
+    # Until the new URL passes, the bot plays on the old one.
+    assert body["bot"]["version"] == 1 and body["bot"]["url"] == sample_bots["random"]
+    assert body["bot"]["pending_url"] == sample_bots["greedy"]
+    assert body["bot"]["status"] == "active" and body["bot"]["check"]["purpose"] == "url_change"
+    check = wait_check(client, bot_id)
+    assert check["state"] == "passed" and check["purpose"] == "url_change"
+    mine = client.get(f"/api/bots/{bot_id}", headers=auth).get_json()
+    assert mine["version"] == 2 and mine["url"] == sample_bots["greedy"]
+    assert mine["pending_url"] is None
     versions = client.get(f"/api/bots/{bot_id}/versions", headers=auth).get_json()["items"]
     assert [(v["version"], v["url"]) for v in versions] == [
         (1, sample_bots["random"]), (2, sample_bots["greedy"])]
-    # A URL that fails its check keeps the old version.
+    # A URL that fails its check keeps the old version, which went on playing meanwhile.
     r = client.patch(f"/api/bots/{bot_id}", json={"url": closed_port_url()}, headers=auth)
-    assert r.status_code == 422
+    assert r.status_code == 202
+    check = wait_check(client, bot_id)
+    assert check["state"] == "failed" and "no HTTP answer" in check["reason"]
+    mine = client.get(f"/api/bots/{bot_id}", headers=auth).get_json()
+    assert mine["status"] == "active" and mine["url"] == sample_bots["greedy"]
+    assert mine["pending_url"] is None and mine["version"] == 2
     assert count(app, BotVersion) == 2
     r = client.patch(f"/api/bots/{bot_id}", json={"paused": True}, headers=auth)
     assert r.get_json()["status"] == "paused"
@@ -172,9 +204,9 @@ def test_tokens_are_required_and_checked(
     assert r.status_code == 403 and r.get_json()["error"]["code"] == "admin_disabled"
 
 
-def test_lists_are_paginated(client: FlaskClient, sample_bots: dict[str, str]) -> None:
+def test_lists_are_paginated(client: FlaskClient, bot_urls: list[str]) -> None:
     for i in range(5):
-        register(client, f"bot{i}", sample_bots["random"])
+        register(client, f"bot{i}", bot_urls[i])
     page = client.get("/api/bots?limit=2&page=2").get_json()
     assert [b["name"] for b in page["items"]] == ["bot2", "bot3"]
     assert page["total"] == 5 and page["next_page"] == 3

@@ -61,11 +61,11 @@ def test_a_retried_bot_submission_gets_the_same_token_and_creates_one_bot(
     k = key()
     body = {"name": "retrier", "url": sample_bots["random"]}
     first = client.post("/api/bots", json=body, headers={"Idempotency-Key": k})
-    assert first.status_code == 201, first.get_json()
+    assert first.status_code == 202, first.get_json()
     assert "Idempotent-Replayed" not in first.headers
     again = client.post("/api/bots", json=dict(reversed(body.items())),  # key order: same body
                         headers={"Idempotency-Key": k})
-    assert again.status_code == 201
+    assert again.status_code == 202
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.get_json() == first.get_json()
     assert again.headers["Location"] == first.headers["Location"]
@@ -92,7 +92,7 @@ def test_the_stored_response_is_unreadable_from_the_database(
         row = s.scalars(select(IdempotencyKey)).one()
         dump = repr([getattr(row, c.name) for c in IdempotencyKey.__table__.columns])
         sealed = row.response
-    assert row.state == "done" and row.status == 201 and row.route == "POST /api/bots"
+    assert row.state == "done" and row.status == 202 and row.route == "POST /api/bots"
     assert sealed is not None
     for secret in (token, k, base64.b64encode(token.encode()).decode(), "sealed",
                    sample_bots["greedy"]):
@@ -110,7 +110,7 @@ def test_the_same_key_with_another_body_is_a_422(
 ) -> None:
     k = key()
     assert client.post("/api/bots", json={"name": "one", "url": sample_bots["random"]},
-                       headers={"Idempotency-Key": k}).status_code == 201
+                       headers={"Idempotency-Key": k}).status_code == 202
     r = client.post("/api/bots", json={"name": "two", "url": sample_bots["random"]},
                     headers={"Idempotency-Key": k})
     assert r.status_code == 422 and r.get_json()["error"]["code"] == "idempotency_key_reused"
@@ -119,14 +119,15 @@ def test_the_same_key_with_another_body_is_a_422(
 
 @both_backends
 def test_keys_belong_to_their_caller_and_route(
-    app: Flask, client: FlaskClient, four_bots: list[int], sample_bots: dict[str, str]
+    app: Flask, client: FlaskClient, four_bots: list[int], bot_urls: list[str]
 ) -> None:
     k = key()
-    a = client.post("/api/bots", json={"name": "from-a", "url": sample_bots["random"]},
+    # Endpoints of their own: one endpoint belongs to one live bot (four_bots holds theirs).
+    a = client.post("/api/bots", json={"name": "from-a", "url": bot_urls[0]},
                     headers={"Idempotency-Key": k}, environ_base={"REMOTE_ADDR": "10.1.1.1"})
-    b = client.post("/api/bots", json={"name": "from-b", "url": sample_bots["random"]},
+    b = client.post("/api/bots", json={"name": "from-b", "url": bot_urls[1]},
                     headers={"Idempotency-Key": k}, environ_base={"REMOTE_ADDR": "10.1.1.2"})
-    assert (a.status_code, b.status_code) == (201, 201)
+    assert (a.status_code, b.status_code) == (202, 202)
     m = client.post("/api/matches", json={"bots": four_bots},
                     headers={**ADMIN_H, "Idempotency-Key": k})
     assert m.status_code == 202
@@ -143,7 +144,7 @@ def test_errors_are_not_stored_so_a_fixed_retry_runs(
     assert count(app, IdempotencyKey) == 0
     r = client.post("/api/bots", json={"name": "good-name", "url": sample_bots["random"]},
                     headers={"Idempotency-Key": k})
-    assert r.status_code == 201
+    assert r.status_code == 202
 
 
 @pytest.mark.parametrize("value", ["", " ", "a b", "x" * 256, "é"])

@@ -6,6 +6,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, update
@@ -13,10 +14,12 @@ from sqlalchemy import func, select, update
 from arena import jobs
 from arena.clock import Clock
 from arena.ladder import Candidate, pick_table, run_round, seat_order
+from arena.matches import DuplicateEndpointError, create_match
 from arena.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
 from arena.procs import Child
 from arena.storage import get_db
 from arena.sweep import sweep
+from referee.match import Limits
 from sample_bots.sdk import make_server, serve_in_thread
 
 from .conftest import admin_headers, both_backends, register, wait_for
@@ -74,12 +77,50 @@ def add_bots(app: Flask, n: int) -> list[int]:
     with get_db(app).begin() as s:
         ids = []
         for i in range(n):
-            b = Bot(name=f"db-bot-{i}", url=f"http://127.0.0.1:{9000 + i}", token_hash="0" * 64)
+            b = Bot(name=f"db-bot-{i}", url=f"http://127.0.0.1:{9000 + i}", token_hash="0" * 64,
+                    check_state="passed")
             s.add(b)
             s.flush()
             s.add(BotVersion(bot_id=b.id, version=1, url=b.url))
             ids.append(b.id)
         return ids
+
+
+def test_a_table_never_holds_one_endpoint_twice() -> None:
+    same = "http://127.0.0.1:9000/"
+    cands = [Candidate(1, 1500, 100, same), Candidate(2, 1500, 90, same),
+             Candidate(3, 1500, 80, same), Candidate(4, 1500, 1, "http://127.0.0.1:9001/"),
+             Candidate(5, 2500, 0, "http://127.0.0.1:9002/")]
+    table = pick_table(cands, 3, wait_weight=0.0, rng=random.Random(0))
+    assert table is not None and [c.bot_id for c in table] == [1, 4, 5]
+    assert pick_table(cands[:4], 3, 0.0, random.Random(0)) is None  # two distinct only
+
+
+@both_backends
+def test_bots_sharing_an_endpoint_are_never_seated_together(app: Flask) -> None:
+    """Defence in depth: bots registered before endpoints were unique (migration 0003 left
+    them without an ``endpoint``) never meet, and no path creates such a match."""
+    ids = add_bots(app, 6)
+    spellings = ["http://127.0.0.1:9000", "http://127.0.0.1:9000/", "HTTP://127.0.0.1:9000",
+                 "http://127.1:9000/"]
+    with get_db(app).begin() as s:
+        for b, url in zip(ids[:4], spellings, strict=True):
+            s.execute(update(Bot).where(Bot.id == b).values(url=url))
+            s.execute(update(BotVersion).where(BotVersion.bot_id == b).values(url=url))
+    app.config["LADDER_RULESETS"] = "heads-up"
+    for _ in range(3):
+        created = run_round(app)
+        with get_db(app).begin() as s:
+            for match_id in created:
+                seated = set(s.scalars(select(MatchSeat.bot_id)
+                                       .where(MatchSeat.match_id == match_id)))
+                assert len(seated & set(ids[:4])) <= 1, seated
+            s.execute(update(Match).values(state="finished"))
+    with get_db(app).begin() as s:
+        bots = [s.get(Bot, b) for b in ids[:2]]
+        with pytest.raises(DuplicateEndpointError):
+            create_match(s, bots=[b for b in bots if b is not None], ruleset="heads-up",
+                         deals=1, limits=Limits(), kind="admin")
 
 
 @both_backends
@@ -168,7 +209,7 @@ def test_the_sweep_enqueues_due_checks_for_a_real_worker(
         with get_db(app).begin() as s:
             return int(s.scalar(select(func.count()).select_from(HealthCheck)) or 0)
 
-    wait_for(lambda: checks() == 8, 60, what="four health checks by the worker")
+    wait_for(lambda: checks() == 8, 180, what="four health checks by the worker")
     app.config["HEALTH_SWEEP_INTERVAL_S"] = 3600.0
     assert sweep(app) == []
 

@@ -193,14 +193,13 @@ def test_job_timeout_covers_the_worst_case(app: Flask, four_bots: list[int]) -> 
 
 @both_backends
 def test_concurrent_finishes_keep_ratings_equal_to_the_recompute(
-    app: Flask, client: FlaskClient, sample_bots: dict[str, str], start_worker: object
+    app: Flask, client: FlaskClient, bot_urls: list[str], start_worker: object
 ) -> None:
     """Two workers finish overlapping matches at the same time: the family lock orders
     the rating updates, so the stored ratings equal a replay in result order."""
     from .conftest import register
 
-    ids = [register(client, f"{n}-{i}", sample_bots[n])[0]
-           for i in range(2) for n in ("random", "greedy", "planner")]
+    ids = [register(client, f"bot-{i}", bot_urls[i])[0] for i in range(6)]
     rng = random.Random(4)
     matches = []
     for n in range(8):

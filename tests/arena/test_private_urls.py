@@ -45,7 +45,7 @@ from sample_bots import greedy_bot, random_bot
 from sample_bots.sdk import BotServer, serve_in_thread
 
 from ..referee import badbots as bb
-from .conftest import admin_headers, both_backends, closed_port_url
+from .conftest import admin_headers, both_backends, closed_port_url, wait_check
 
 SECRET_PATH = "/s3cr3t-path"
 QUERY = "key=hunter2"
@@ -93,12 +93,14 @@ def port_of(url: str) -> int:
 
 
 def insert_bot(app: Flask, name: str, url: str) -> tuple[int, str]:
-    """A bot row for a URL that can never pass a check (its failures are the point)."""
+    """A bot row for a URL that can never pass a check (its failures are the point),
+    admitted as if its first check had passed."""
     token = new_token()
     info = {"protocol": 1, "name": name, "author": "", "version": "1"}
     with app.app_context(), get_db(app).begin() as s:
-        bot = bot_service.create_bot(s, name=name, url=url, token_hash=hash_token(token),
-                                     result=HealthResult(True, "", info, 1.0, 1.0))
+        bot, check = bot_service.submit(s, name=name, url=url, token_hash=hash_token(token))
+        bot_service.apply_check(app, s, bot, check,
+                                HealthResult(True, "", info, 1.0, 1.0))
         return bot.id, token
 
 
@@ -124,9 +126,10 @@ def world(app: Flask, client: FlaskClient, sdk_bots: list[BotServer],
         for server in sdk_bots[:2]:
             r = client.post("/api/bots", json={"name": server.info["name"],
                                                "url": f"{server.url}?{QUERY}"})
-            assert r.status_code == 201, r.get_json()
+            assert r.status_code == 202, r.get_json()
             body = r.get_json()
             assert SECRET_PATH in body["bot"]["url"]  # the owner sees the URL
+            assert wait_check(client, body["bot"]["id"])["state"] == "passed"
             ids.append(body["bot"]["id"])
             tokens.append(body["token"])
             secrets.append(body["signing_secret"])

@@ -20,7 +20,7 @@ from arena.storage import get_db
 from sample_bots import greedy_bot
 from sample_bots.sdk import BotServer, parse_secrets, serve_in_thread
 
-from .conftest import admin_headers, both_backends
+from .conftest import admin_headers, both_backends, wait_check
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def register_all(client: FlaskClient, servers: list[BotServer]) -> list[dict[str
     out = []
     for server in servers:
         r = client.post("/api/bots", json={"name": server.info["name"], "url": server.url})
-        assert r.status_code == 201, r.get_json()
+        assert r.status_code == 202, r.get_json()
+        assert wait_check(client, r.get_json()["bot"]["id"])["state"] == "passed"
         out.append(r.get_json())
     return out
 
@@ -82,7 +83,8 @@ def test_a_bot_with_the_wrong_secret_refuses_and_collects_strikes(
     assert {n["call"] for n in body["notes"] if n["seat"] == 0} == {"describe", "start", "end"}
     assert all(s["strikes"] == 0 for s in body["standings"] if s["seat"] != 0)
     with app.app_context():
-        assert jobs.check_bot(created[0]["bot"]["id"]).startswith("failed: GET /: http_status")
+        assert jobs.check_bot(created[0]["bot"]["id"]).startswith(
+            "failed: GET /: answered HTTP 401")
 
 
 def test_rotation_changes_the_secret_for_the_next_match(

@@ -20,12 +20,12 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from arena import jobs
 from arena.cli import main
 from arena.clock import Clock
-from arena.models import Match
+from arena.models import Bot, BotVersion, Match
 from arena.procs import Child, descendants
 from arena.reconcile import reconcile
 from arena.storage import get_db
@@ -33,7 +33,7 @@ from arena.tournaments import service
 from arena.tournaments.models import Tournament, TournamentMatch
 from referee import log as referee_log
 
-from .conftest import ADMIN, MARKER, admin_headers, both_backends, register, wait_for
+from .conftest import ADMIN, MARKER, admin_headers, both_backends, register, submit, wait_for
 
 
 @pytest.fixture
@@ -146,10 +146,9 @@ def test_archive_holds_every_log_and_the_standings(
 
 
 def test_swiss_avoids_repeat_meetings_where_it_can(
-    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+    app: Flask, client: FlaskClient, bot_urls: list[str]
 ) -> None:
-    urls = list(sample_bots.values())
-    ids = [register(client, f"bot-{i}", urls[i % len(urls)])[0] for i in range(8)]
+    ids = [register(client, f"bot-{i}", bot_urls[i])[0] for i in range(8)]
     t = create(client, format="swiss", bots=ids, deals=1, rounds=3, start=True)
     play_queued(app)
     bracket = client.get(f"/api/tournaments/{t['id']}/bracket").get_json()
@@ -167,10 +166,9 @@ def test_swiss_avoids_repeat_meetings_where_it_can(
 
 
 def test_knockout_with_byes_advances_the_top_two(
-    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+    app: Flask, client: FlaskClient, bot_urls: list[str]
 ) -> None:
-    urls = list(sample_bots.values())
-    ids = [register(client, f"ko-{i}", urls[i % len(urls)])[0] for i in range(10)]
+    ids = [register(client, f"ko-{i}", bot_urls[i])[0] for i in range(10)]
     t = create(client, format="knockout", bots=ids, deals=1, advance=2, start=True)
     # Ten entrants: round 1 is one table of the four lowest seeds (six byes), then 8, then 4.
     assert t["rounds"] == 3
@@ -232,10 +230,9 @@ def two_player_rules(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_heads_up_bracket_for_a_two_player_rule_set(
-    app: Flask, client: FlaskClient, sample_bots: dict[str, str], two_player_rules: str
+    app: Flask, client: FlaskClient, bot_urls: list[str], two_player_rules: str
 ) -> None:
-    urls = list(sample_bots.values())
-    ids = [register(client, f"hu-{i}", urls[i % len(urls)])[0] for i in range(5)]
+    ids = [register(client, f"hu-{i}", bot_urls[i])[0] for i in range(5)]
     t = create(client, format="knockout", bots=ids, deals=1, ruleset=two_player_rules,
                duplicate=True, start=True)
     assert t["seats"] == 2 and t["advance"] == 1 and t["family"] == "classic/2p"
@@ -280,6 +277,30 @@ def test_api_refuses_what_makes_no_tournament(
     assert post({**base, "ruleset": "nope"}).get_json()["error"]["code"] == "unknown_ruleset"
     assert post({**base, "colour": "red"}).get_json()["error"]["code"] == "unknown_field"
     assert client.get("/api/tournaments/12345").status_code == 404
+
+
+def test_entrants_must_have_passed_their_check_and_differ_in_endpoint(
+    app: Flask, client: FlaskClient, five_bots: list[int], bot_urls: list[str]
+) -> None:
+    def post(bots: list[int]) -> Any:
+        return client.post("/api/tournaments", json={"format": "knockout", "bots": bots},
+                           headers=admin_headers())
+
+    pending, _ = submit(client, "not-checked-yet", bot_urls[0])  # no worker has run it
+    r = post([*five_bots, pending])
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bot_not_ready"
+    # Two bots at one endpoint (registered before endpoints were unique): refused.
+    with get_db(app).begin() as s:
+        first = s.get(Bot, five_bots[0])
+        assert first is not None
+        url = first.url
+        s.execute(update(BotVersion).where(BotVersion.bot_id == five_bots[1])
+                  .values(url=url + "/"))
+        s.execute(update(Bot).where(Bot.id == five_bots[1]).values(url=url + "/",
+                                                                    endpoint=None))
+    r = post(five_bots)
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "duplicate_endpoint"
+    assert post([five_bots[0], *five_bots[2:]]).status_code == 201
 
 
 def test_start_twice_conflicts_and_cancel_stops(

@@ -91,7 +91,7 @@ def test_health_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["health", bot.url, "--allow-private"]) == 0
         assert json.loads(capsys.readouterr().out)["ok"] is True
         assert main(["health", bot.url]) == 1
-        assert "refused_address" in capsys.readouterr().out
+        assert "names an address the arena does not call" in capsys.readouterr().out
 
 
 def test_protocol_example_command_runs_as_a_module() -> None:

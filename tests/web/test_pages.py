@@ -22,7 +22,14 @@ from arena.models import Bot, BotVersion, utcnow
 from arena.procs import Child
 from arena.storage import get_db
 from sample_bots.sdk import serve_in_thread
-from tests.arena.conftest import ADMIN, admin_headers, both_backends, register, wait_for
+from tests.arena.conftest import (
+    ADMIN,
+    admin_headers,
+    both_backends,
+    closed_port_url,
+    register,
+    wait_for,
+)
 
 XSS = "<script>alert(1)</script>"
 XSS_IMG = '<img src=x onerror="alert(2)">'
@@ -73,7 +80,9 @@ def finished_tournament(client: FlaskClient, bots: list[int], start_worker: Call
 
 
 def test_submit_a_bot_through_the_form(page: Any, live_server: str, client: FlaskClient,
-                                       sample_bots: dict[str, str], shots: Path) -> None:
+                                       sample_bots: dict[str, str], shots: Path,
+                                       start_worker: Callable[[], Child]) -> None:
+    start_worker()  # runs the health checks the form queues
     page.goto(live_server + "/bots/new")
     page.screenshot(path=str(shots / "submit-bot.png"), full_page=True)
     # A name the service refuses comes back as a clear, escaped error.
@@ -83,12 +92,17 @@ def test_submit_a_bot_through_the_form(page: Any, live_server: str, client: Flas
     error = page.locator(".alert.error")
     assert "Name:" in error.inner_text() and "The bot was not submitted" in error.inner_text()
     assert page.input_value("#name") == XSS  # kept, as text
-    # A good submission: the health check passes and the token is shown once.
+    # A good submission: the token is shown once, at once, and the page follows the health
+    # check (local JavaScript polling the check's JSON) until it has passed.
     page.fill("#name", "my-greedy")
     page.click("button[type=submit]")
     page.wait_for_selector("#owner-token")
     token = page.inner_text("#owner-token").strip()
     assert len(token) > 30
+    progress = page.locator("#check-progress")
+    expect(progress).to_have_attribute("data-state", "passed", timeout=60_000)
+    assert "Health check passed" in progress.inner_text()
+    assert "the bot plays in the ladder" in progress.inner_text()
     page.screenshot(path=str(shots / "bot-submitted.png"), full_page=True)
     bots = client.get("/api/bots").get_json()["items"]
     mine = next(b for b in bots if b["name"] == "my-greedy")
@@ -98,6 +112,15 @@ def test_submit_a_bot_through_the_form(page: Any, live_server: str, client: Flas
     page.click("text=Go to the bot's page")
     assert page.locator("h1").inner_text().startswith("my-greedy")
     assert token not in page.content()
+    # A bot that does not answer: the page shows the failure, in words for its author.
+    page.goto(live_server + "/bots/new")
+    page.fill("#name", "ghost")
+    page.fill("#url", closed_port_url())
+    page.click("button[type=submit]")
+    progress = page.locator("#check-progress")
+    expect(progress).to_have_attribute("data-state", "failed", timeout=60_000)
+    assert "no HTTP answer from the bot URL within" in progress.inner_text()
+    assert "alert error" in (progress.get_attribute("class") or "")
 
 
 def test_forms_refuse_a_missing_csrf_token(client: FlaskClient,
@@ -239,6 +262,7 @@ def test_nothing_typed_by_a_user_or_a_bot_runs_as_script(
     # version had allowed it), and register a bot that *describes itself* in HTML.
     with get_db(app).begin() as s:
         bot = Bot(name=XSS, url=sample_bots["random"], version=1, token_hash="0" * 64,
+                  check_state="passed",
                   created_at=utcnow(), updated_at=utcnow(), idle_since=utcnow(), info={
                       "name": XSS_IMG, "author": XSS, "version": XSS})
         s.add(bot)

@@ -13,7 +13,7 @@ from alembic import op
 import arena.models
 
 revision = "0004"
-down_revision = "0005"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
