@@ -398,6 +398,11 @@ class ThreadPoolWorker(BaseWorker):
 def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
                 name: str | None = None) -> ThreadPoolWorker:
     """A pool worker configured from the app's settings (``WORKER_*``)."""
+    # Import the job bodies now, not inside the first job, so that a job marked started
+    # claims its match within milliseconds (until then a reconciler that finds the match's
+    # lease expired would enqueue it once more: harmless, but a wasted delivery).
+    from . import jobs  # noqa: F401
+
     cfg = app.config
     return ThreadPoolWorker(
         queues,
