@@ -46,6 +46,7 @@ import os
 import re
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -168,7 +169,8 @@ class Sampler:
 
 
 def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str, str],
-        think_ms: int, n: int, deals: int, concurrency: int | None) -> dict[str, Any]:
+        think_ms: int, n: int, deals: int, concurrency: int | None,
+        profile: str | None = None) -> dict[str, Any]:
     probes = max(2, n // 10)
     normal_limits = Limits(deadline_ms=max(1000, think_ms * 2), time_bank_ms=0,
                            max_strikes=None, call_deadline_ms=5000)
@@ -197,6 +199,13 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
                 raise SystemExit("the worker exited at start")
             time.sleep(0.05)
         cpu0 = cpu_seconds(worker.pid)
+        spy = None
+        if profile:  # collapsed stacks of the worker's busy threads (py-spy on PATH)
+            out = Path(profile) / f"worker-think{think_ms}-n{n}.txt"
+            spy = subprocess.Popen(["py-spy", "record", "--pid", str(worker.pid), "--format",
+                                    "raw", "--output", str(out), "--rate", "200",
+                                    "--gil"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
         sampler = Sampler(worker.pid, pg[0], pg[1])
         th = threading.Thread(target=sampler.run, daemon=True)
         th.start()
@@ -215,6 +224,9 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
         cpu = cpu_seconds(worker.pid) - cpu0
         sampler.stop.set()
         th.join()
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
     finally:
         stop_all([worker])
     result = summarise(app, think_ms, n, probes, deals, probe_ids, normal_ids, cpu, sampler,
@@ -312,6 +324,8 @@ def main() -> int:
     ap.add_argument("--pool-size", type=int, default=None, help="DATABASE_POOL_SIZE")
     ap.add_argument("--max-overflow", type=int, default=None, help="DATABASE_MAX_OVERFLOW")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
+    ap.add_argument("--profile", default=None, metavar="DIR",
+                    help="record the worker with py-spy (collapsed stacks) into DIR")
     args = ap.parse_args()
 
     admin = pg_admin(args.pg)
@@ -349,7 +363,7 @@ def main() -> int:
         for think in args.think:
             for n in args.n:
                 res = run(app, env, bots, (admin, dbname), think, n, args.deals,
-                          args.concurrency)
+                          args.concurrency, args.profile)
                 results.append(res)
                 if not args.json:
                     print(line(res), flush=True)

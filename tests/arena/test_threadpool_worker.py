@@ -368,3 +368,18 @@ def test_a_job_stuck_past_its_timeout_is_given_up_without_hanging_the_pool(
     assert reconcile(app).requeued_queued == [stuck]
     wait_for(lambda: all_finished(app, [stuck]), 120, what="the match to be played again")
     assert_ratings_exact(app, [stuck, other])
+
+
+def test_burst_mode_plays_the_queue_then_exits(
+    app: Flask, client: FlaskClient, table: list[int], bot: CountingBot,
+) -> None:
+    ids = [post_match(client, table, deals=1, seed=n) for n in range(4)]
+    child = start_arena(["worker", "--burst", "--no-clock"], env=worker_env(app),
+                        name="burst", quiet=False)
+    try:
+        assert child.proc.wait(timeout=300) == 0
+    finally:
+        stop_all([child])
+    assert all_finished(app, ids)  # it waited for the running matches before leaving
+    assert bot.most_in_flight >= 2
+    assert_ratings_exact(app, ids)
