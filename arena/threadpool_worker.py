@@ -186,6 +186,8 @@ class ThreadPoolWorker(BaseWorker):
                     if not self._wait_for_slot():
                         continue
                     result = self._dequeue(None if burst else self.tick_s)
+                    if result is not None:
+                        self._start(*result)
                     backoff = 1.0
                 except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                     self.log.error("Worker %s: Redis unreachable (%s); retrying in %.0f s "
@@ -195,7 +197,6 @@ class ThreadPoolWorker(BaseWorker):
                     backoff = min(backoff * 2, self.max_connection_wait_time)
                     continue
                 if result is not None:
-                    self._start(*result)
                     started += 1
                     idle_since = time.monotonic()
                     if max_jobs is not None and started >= max_jobs:
@@ -213,9 +214,14 @@ class ThreadPoolWorker(BaseWorker):
                     self.log.info("Worker %s: idle for %d seconds, quitting", self.name,
                                   max_idle_time)
                     break
-            self._drain()
+        except Exception:
+            self.log.exception("Worker %s: unexpected error; stopping", self.name)
+            self._stop_at = time.monotonic()
         finally:
-            self.teardown()  # type: ignore[no-untyped-call]
+            try:
+                self._drain()
+            finally:
+                self.teardown()  # type: ignore[no-untyped-call]
         return bool(started)
 
     def _sleep(self, seconds: float) -> None:

@@ -26,8 +26,9 @@ are finished.  It prints, per run:
   adds RQ's scheduler child), sampled every 0.2 s;
 * database connections the worker held open (peak) and peak busy (not idle), from
   ``pg_stat_activity`` (its ``application_name``);
-* CPU per move: the worker process's CPU time (user + system) during the run / bot moves
-  played (all of its work: dequeue, claims, the referee, HTTP, finishing transactions);
+* CPU per move: the worker process's CPU time (user + system, plus its finished work horses'
+  with ``--concurrency 0``) during the run / bot moves played (all of its work: dequeue,
+  claims, the referee, HTTP, finishing transactions);
 * deadline overshoot p50/p99/max: how long after its deadline each call to the hanging bot
   returned (latency - deadline, as the referee measured it) -- measured while the N matches
   run -- and ``call overhead``: a thinking bot's call latency - its think time (referee and
@@ -118,7 +119,8 @@ def start_bots(thinks: list[int]) -> tuple[subprocess.Popen[bytes], dict[str, st
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    # utime + stime, plus cutime + cstime: the forking worker's horses, once waited for.
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_pss_mb(pid: int) -> tuple[float, float]:
