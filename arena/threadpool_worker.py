@@ -71,7 +71,7 @@ from flask import Flask
 from redis import Redis
 from rq import Queue, worker_registration
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
-from rq.exceptions import DequeueTimeout
+from rq.exceptions import DequeueTimeout, StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.timeouts import BaseDeathPenalty
@@ -189,6 +189,8 @@ class ThreadPoolWorker(BaseWorker):
                     if result is not None:
                         self._start(*result)
                     backoff = 1.0
+                except StopRequested:  # suspended in burst mode
+                    break
                 except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
                     self.log.error("Worker %s: Redis unreachable (%s); retrying in %.0f s "
                                    "(%d job(s) keep running)", self.name, exc, backoff,

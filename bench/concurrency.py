@@ -247,11 +247,11 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
                 for r in s.scalars(select(MatchResult)
                                    .where(MatchResult.match_id.in_(probe_ids + normal_ids)))}
     ideal_match_s = TURNS_PER_DEAL * deals * think_ms / 1000
-    normal = [rows[m] for m in normal_ids if rows[m][0] == "finished"]
-    first = min(st for _, st, _ in normal)
-    last = max(f for _, _, f in normal)
+    spans = [(st, f) for m in normal_ids if (st := rows[m][1]) and (f := rows[m][2])]
+    first = min(st for st, _ in spans)
+    last = max(f for _, f in spans)
     wall = (last - first).total_seconds()
-    slowdowns = [(f - st).total_seconds() / ideal_match_s for _, st, f in normal]
+    slowdowns = [(f - st).total_seconds() / ideal_match_s for st, f in spans]
     moves = 0
     overhead: list[float] = []
     overshoot: list[float] = []
@@ -267,7 +267,8 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
                     overshoot.append(t["latency_ms"] - deadline_ms)
                 elif t["fault"] is None:
                     overhead.append(t["latency_ms"] - think_ms)
-        if m in probe_ids and rows[m][2] is not None and rows[m][2] > last:
+        ended = rows[m][2]
+        if m in probe_ids and ended is not None and ended > last:
             late_probes += 1
     return {
         "think_ms": think_ms,
