@@ -286,6 +286,7 @@ def test_sigterm_past_the_grace_hands_running_matches_back(
         assert job(app, handed[m].job_id).get_status() == "queued"
         old = job(app, before[m].job_id)
         assert old.get_status() == "finished" and "handed back" in str(old.return_value())
+        assert old.id in FinishedJobRegistry(queue=get_queue(app).queue).get_job_ids()
         assert counts(app, m) == (0, 0)
     pool()
     wait_for(lambda: all_finished(app, ids), 300, every_s=0.25, what="the handed-back matches")
@@ -320,7 +321,9 @@ def test_a_match_past_its_timeout_stops_itself_and_the_pool_goes_on(
     wait_for(lambda: job(app, m.job_id).get_status() == "failed", 120,
              what="the overlong match's job to fail")
     failed = job(app, m.job_id)
-    assert m.job_id in FailedJobRegistry(queue=get_queue(app).queue).get_job_ids()
+    q = get_queue(app).queue
+    assert m.job_id in FailedJobRegistry(queue=q).get_job_ids()
+    assert m.job_id not in StartedJobRegistry(queue=q).get_job_ids()
     assert "JobBudgetExceededError" in str(failed.latest_result().exc_string)  # type: ignore[union-attr]
     stopped = matches(app, [late])[late]
     assert stopped.state == "queued" and stopped.lease_token is None
@@ -355,6 +358,9 @@ def test_a_job_stuck_past_its_timeout_is_given_up_without_hanging_the_pool(
         wait_for(lambda: job(app, m.job_id).get_status() == "failed", 120,
                  what="the stuck job to be given up")
         assert "after its timeout" in str(job(app, m.job_id).latest_result().exc_string)  # type: ignore[union-attr]
+        q = get_queue(app).queue
+        assert m.job_id in FailedJobRegistry(queue=q).get_job_ids()
+        assert m.job_id not in StartedJobRegistry(queue=q).get_job_ids()
         wait_for(lambda: all_finished(app, [other]), 120, what="the pool to play on")
         assert matches(app, [stuck])[stuck].attempts == 0  # still blocked in its claim
     finally:
