@@ -66,7 +66,7 @@ from sqlalchemy import select
 from arena import create_app
 from arena.matches import create_match, enqueue_match
 from arena.models import Bot, Match, MatchResult
-from arena.procs import Child, descendants, start_arena, stop_all
+from arena.procs import descendants, start_arena, stop_all
 from arena.queue import get_queue
 from arena.storage import get_db, upgrade
 from referee.match import Limits
@@ -342,11 +342,12 @@ def main() -> int:
                       "ALLOW_PRIVATE_BOT_URLS": True, "ADMIN_TOKEN": "bench",
                       "WORKER_CLOCK": False, "HEALTH_DEADLINE_MS": 5000,
                       "QUEUE_NAME": f"bench-concurrency-{os.getpid()}"})
-    upgrade(get_db(app))
-    bot_proc, urls = start_bots(args.think)
-    children: list[Child] = []
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up on SIGTERM too
+    bot_proc: subprocess.Popen[bytes] | None = None
     results: list[dict[str, Any]] = []
     try:
+        upgrade(get_db(app))
+        bot_proc, urls = start_bots(args.think)
         client = app.test_client()
         bots: dict[str, list[int]] = {}
         for name, url in urls.items():
@@ -371,9 +372,9 @@ def main() -> int:
                 if not args.json:
                     print(line(res), flush=True)
     finally:
-        stop_all(children)
-        bot_proc.kill()
-        bot_proc.wait()
+        if bot_proc is not None:
+            bot_proc.kill()
+            bot_proc.wait()
         emb = app.extensions.get("arena.embedded_redis")
         if emb is not None:
             emb.stop()
