@@ -389,3 +389,43 @@ def test_burst_mode_plays_the_queue_then_exits(
     assert all_finished(app, ids)  # it waited for the running matches before leaving
     assert bot.most_in_flight >= 2
     assert_ratings_exact(app, ids)
+
+
+# --- RQ bookkeeping of a long job ---------------------------------------------------------------
+
+
+def test_heartbeats_keep_a_long_job_out_of_the_registry_cleanup(redis: Redis,
+                                                                 settings: dict[str, Any]) -> None:
+    """The main thread renews each running execution's entry in the started registry, so
+    RQ's maintenance (run by any worker) never takes a long job for an abandoned one."""
+    from rq import Queue
+
+    from arena.threadpool_worker import ThreadPoolWorker
+
+    q = Queue(str(settings["QUEUE_NAME"]), connection=redis)
+    q.enqueue("time.sleep", 3, job_timeout=60)
+    worker = ThreadPoolWorker([q], connection=redis, concurrency=2)
+    worker.register_birth()
+    try:
+        found = worker._dequeue(None)
+        assert found is not None
+        worker._start(*found)
+        (run,) = worker.running()
+        registry = StartedJobRegistry(queue=q)
+        member = run.execution.composite_key
+        first = redis.zscore(registry.key, member)
+        assert first is not None
+        time.sleep(2)
+        worker._beat(worker.running())
+        renewed = redis.zscore(registry.key, member)
+        assert renewed is not None and renewed >= first + 1
+        # Maintenance at a moment when the first heartbeat would have expired.
+        registry.cleanup(timestamp=first + 0.5)
+        assert run.job.get_status() == "started"
+        assert run.thread is not None
+        run.thread.join(30)
+        assert run.job.get_status() == "finished"
+        assert registry.get_job_ids() == []
+        assert run.job.id in FinishedJobRegistry(queue=q).get_job_ids()
+    finally:
+        worker.register_death()
