@@ -21,6 +21,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
+from rq import Worker
 from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegistry
 from sqlalchemy import func, select
@@ -253,6 +254,10 @@ def test_sigterm_lets_running_matches_finish_and_takes_no_more(
     worker = pool()
     wait_for(lambda: states(app, ids).count("running") == 4, 120, every_s=0.05,
              what="four matches running")
+    # RQ sees one worker with four executions (`rq info` shows them all).
+    (registered,) = Worker.all(queue=get_queue(app).queue)
+    assert len(registered.get_current_executions(refresh=True)) == 4
+    assert registered.get_state() == "busy"
     os.kill(worker.pid, signal.SIGTERM)
     assert worker.proc.wait(timeout=300) == 0
     found = matches(app, ids)
