@@ -174,15 +174,18 @@ class ThreadPoolWorker(BaseWorker):
         started = 0
         idle_since = time.monotonic()
         backoff = 1.0
+        next_upkeep = 0.0
         try:
             while self._stop_at is None:
                 try:
-                    self.check_for_suspension(burst)
-                    if self.should_run_maintenance_tasks:
-                        self.run_maintenance_tasks()  # type: ignore[no-untyped-call]
-                    self._tend()
-                    if self._wedged():
-                        break
+                    if time.monotonic() >= next_upkeep:  # once a tick, not once a job
+                        next_upkeep = time.monotonic() + self.tick_s
+                        self.check_for_suspension(burst)
+                        if self.should_run_maintenance_tasks:
+                            self.run_maintenance_tasks()  # type: ignore[no-untyped-call]
+                        self._tend()
+                        if self._wedged():
+                            break
                     if not self._wait_for_slot():
                         continue
                     result = self._dequeue(None if burst else self.tick_s)
@@ -258,8 +261,10 @@ class ThreadPoolWorker(BaseWorker):
 
     # --- one job -----------------------------------------------------------------------
     def _start(self, job: Job, queue: Queue) -> None:
+        # The execution is created here (the job counts against this worker from now on);
+        # the job's own bookkeeping (status ``started``) is done on its thread, so that the
+        # main thread can hand out a burst of jobs quickly.
         execution = self.prepare_execution(job)
-        self.prepare_job_execution(job, remove_from_intermediate_queue=len(self.queues) == 1)
         timeout = job.timeout or self.queue_class.DEFAULT_TIMEOUT
         budget = None if timeout is None or float(timeout) < 0 else float(timeout)
         run = Running(job, queue, execution, JobControl(budget))
@@ -274,6 +279,18 @@ class ThreadPoolWorker(BaseWorker):
         job = run.job
         exc_info: ExcInfo | None = None
         value: Any = None
+        try:
+            self.prepare_job_execution(job, remove_from_intermediate_queue=len(self.queues) == 1)
+        except Exception:
+            # Redis failed before the job started: it is still in RQ's intermediate queue
+            # and its execution expires from the started registry; RQ's maintenance puts
+            # it back on the queue.
+            self.log.exception("Worker %s: could not start job %s", self.name, job.id)
+            with self._lock:
+                run.settled = True
+                self._running.pop(run.execution.id, None)
+                self._changed.notify_all()
+            return
         try:
             with bind(run.control):
                 value = job.perform()
