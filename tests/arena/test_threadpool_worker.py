@@ -227,8 +227,8 @@ def test_sigkill_mid_pool_loses_no_result_and_applies_no_rating_twice(
     assert len(done) >= 2 and len(cut) >= 3
     for m in done:
         assert counts(app, m) == (1, 4)
-    for m in cut:
-        assert counts(app, m) == (0, 0)
+    # (A finishing transaction whose COMMIT was already on its way to PostgreSQL when the
+    # process died still commits: such a match finishes after the kill on its first attempt.)
 
     pool()
     # The cut matches' leases run out (nobody renews them); the reconciler hands them over.
@@ -240,8 +240,8 @@ def test_sigkill_mid_pool_loses_no_result_and_applies_no_rating_twice(
     found = matches(app, ids)
     for m in done:
         assert found[m].attempts == 1
-    for m in cut:
-        assert found[m].attempts == 2
+    replayed = [m for m in cut if found[m].attempts == 2]
+    assert all(found[m].attempts in (1, 2) for m in cut) and replayed
     assert_ratings_exact(app, ids)
 
 
