@@ -30,6 +30,16 @@ class Defaults:
     """Log every SQL statement (debugging)."""
     SQLITE_BUSY_TIMEOUT_S: float = 30.0
     """How long an SQLite writer waits for the lock before failing."""
+    DATABASE_POOL_SIZE: int = 5
+    """Database connections each process keeps open (SQLAlchemy pool).  A worker's matches
+    hold a connection only for their claim, their finish and the shared lease renewal, never
+    while bots think, so a few serve a hundred concurrent matches (see the capacity plan in
+    docs/operations.md)."""
+    DATABASE_MAX_OVERFLOW: int = 5
+    """Extra connections a process may open beyond DATABASE_POOL_SIZE at a peak (closed
+    again when returned)."""
+    DATABASE_POOL_TIMEOUT_S: float = 30.0
+    """How long a thread waits for a free pooled connection before its transaction fails."""
 
     # --- queue ---------------------------------------------------------------------------
     REDIS_URL: str = ""
@@ -218,6 +228,21 @@ class Defaults:
     child process.  Several clocks are safe: a Redis lock elects one at a time."""
     CLOCK_TICK_S: float = 1.0
     """How often the clock wakes up to see what is due."""
+    WORKER_CONCURRENCY: int = 100
+    """Jobs one ``arena worker`` process runs at once, each in a thread of its pool (matches
+    wait on bots, not on the CPU).  0: the classic RQ worker, one job at a time in a forked
+    work horse."""
+    WORKER_SHUTDOWN_GRACE_S: float = 60.0
+    """On SIGTERM a pool worker takes no more jobs and lets its running matches finish for
+    this long."""
+    WORKER_HANDBACK_S: float = 15.0
+    """After the shutdown grace, matches still running are asked to give themselves back to
+    the queue at their next turn; this is how long the worker waits for that before it exits
+    and leaves the rest to their leases and the reconciler."""
+    WORKER_TIMEOUT_GRACE_S: float = 60.0
+    """A job in a pool worker stops itself at its RQ timeout at the next turn; one still
+    running this long after its timeout (stuck where it cannot stop itself) is given up:
+    recorded as failed (and retried), its lease left to run out, its thread abandoned."""
 
 
 TRUE = {"1", "true", "yes", "on"}

@@ -6,9 +6,16 @@ RQ delivers a job *at least* once, so every job here is idempotent:
     1. **Claim** with one conditional UPDATE: ``queued`` (or ``running`` with an expired
        lease) becomes ``running`` under a fresh lease token.  A second delivery finds the
        match running under a live lease, or finished, and returns without doing anything.
-    2. **Play** with :func:`referee.match.run_match`, while a heartbeat thread extends the
-       lease (``LEASE_S``) every third of it.  If the lease is lost (another worker took the
-       match over after this one stalled), the match is abandoned at the next turn.
+       The claim's connection goes back to the pool at once: a match holds no database
+       connection while it waits on bots.
+    2. **Play** with :func:`referee.match.run_match`.  The process's :class:`LeaseKeeper`
+       extends the leases of *all* the matches this process plays with one UPDATE every
+       third of ``LEASE_S`` (a worker running a hundred matches renews them in one
+       statement, not a hundred).  If a lease is lost (another worker took the match over
+       after this one stalled), the match is abandoned at the next turn.  At every turn the
+       match also obeys its worker (:mod:`arena.execution`): past its wall-clock budget it
+       stops with an error (RQ retries it); when its worker is shutting down it gives itself
+       back to the queue; when its worker gave up on it, it stops and writes nothing.
     3. **Finish** in one transaction: ``running`` with *our* token becomes ``finished``; the
        family ledger row is locked; the result (unique per match), the seats' standings and
        the rating events (unique per match and bot) are written.  Any conflict rolls the
@@ -32,8 +39,12 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from flask import Flask, current_app, has_app_context
 from sqlalchemy import and_, or_, select, update
@@ -47,7 +58,9 @@ from referee.players import HttpPlayer
 from referee.redact import scrub_generic
 
 from . import bots as bot_service
-from .matches import lease_deadline, limits_of, wire_match_id
+from . import execution
+from .execution import HandbackRequested, JobAbandonedError, JobControl
+from .matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from .models import Bot, Match, MatchResult, MatchSeat, utcnow
 from .ratings import Placement, apply_result, lock_family
 from .signing import secret_bytes
@@ -127,62 +140,121 @@ def claim(app: Flask, match_id: int, token: str) -> str:
         return "held by another worker"
 
 
-class Heartbeat:
-    """Extends the lease every third of ``LEASE_S``; sets ``lost`` if it cannot."""
+@dataclass(eq=False)
+class Lease:
+    """A match this process is playing under ``token``; ``lost`` is set when another worker
+    holds it now."""
 
-    def __init__(self, app: Flask, match_id: int, token: str) -> None:
-        self.app, self.match_id, self.token = app, match_id, token
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="lease-heartbeat")
+    match_id: int
+    token: str
+    control: JobControl = execution.NEVER
+    lost: threading.Event = field(default_factory=threading.Event)
 
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+class LeaseKeeper:
+    """Renews every lease of one process (and app) in one statement per ``LEASE_S / 3``.
+
+    Its thread runs while the process holds leases and ends when it holds none.  A lease
+    whose execution was abandoned (:mod:`arena.execution`) is no longer renewed, so it runs
+    out and the reconciler hands the match to another worker.
+    """
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.pid = os.getpid()
+        self._leases: dict[str, Lease] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def hold(self, match_id: int, token: str,
+             control: JobControl = execution.NEVER) -> Iterator[Lease]:
+        lease = Lease(match_id, token, control)
+        with self._lock:
+            self._leases[token] = lease
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="lease-keeper")
+                self._thread.start()
+        try:
+            yield lease
+        finally:
+            with self._lock:
+                self._leases.pop(token, None)
 
     def _run(self) -> None:
         period = float(self.app.config["LEASE_S"]) / 3
-        while not self._stop.wait(period):
+        next_at = time.monotonic() + period
+        while True:
+            time.sleep(max(0.0, next_at - time.monotonic()))
+            next_at += period
+            with self._lock:
+                if not self._leases:
+                    self._thread = None
+                    return
+                leases = [x for x in self._leases.values() if not x.control.abandoned.is_set()]
             try:
-                self.beat()
+                self.renew(leases)
             except Exception as exc:  # database hiccup: try again next period
-                log.warning("lease heartbeat of match %s failed: %s", self.match_id, exc)
+                log.warning("renewing %d lease(s) failed: %s", len(leases), exc)
 
-    def beat(self) -> None:
+    def renew(self, leases: list[Lease]) -> None:
+        """Extend the given leases; mark the ones no longer ours as lost."""
+        if not leases:
+            return
+        ids = [x.match_id for x in leases]
+        tokens = [x.token for x in leases]
+        ours = and_(Match.id.in_(ids), Match.lease_token.in_(tokens), Match.state == "running")
         with get_db(self.app).begin() as s:
-            res = s.execute(
-                update(Match)
-                .where(Match.id == self.match_id, Match.lease_token == self.token,
-                       Match.state == "running")
-                .values(lease_expires_at=lease_deadline(self.app))
-            )
-            if res.rowcount != 1:  # type: ignore[attr-defined]
-                self.lost.set()
+            s.execute(update(Match).where(ours).values(lease_expires_at=lease_deadline(self.app)))
+            held = set(s.scalars(select(Match.lease_token).where(ours)))
+        for lease in leases:
+            if lease.token not in held:
+                lease.lost.set()
+
+
+def leases(app: Flask) -> LeaseKeeper:
+    """The lease keeper of this process for ``app`` (a forked child gets its own)."""
+    keeper: LeaseKeeper | None = app.extensions.get("arena.leases")
+    if keeper is None or keeper.pid != os.getpid():
+        keeper = app.extensions["arena.leases"] = LeaseKeeper(app)
+    return keeper
 
 
 def run_match_job(app: Flask, match_id: int) -> str:
+    control = execution.current()
     token = uuid.uuid4().hex
     outcome = claim(app, match_id, token)
     if outcome != "claimed":
         log.info("match %s: not played (%s)", match_id, outcome)
         return outcome
     try:
-        with Heartbeat(app, match_id, token) as hb:
-            record = play(app, match_id, hb)
+        with leases(app).hold(match_id, token, control) as lease:
+            record = play(app, match_id, lease, control)
         return finish(app, match_id, token, record)
     except LeaseLostError:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
         return "lease lost"
+    except HandbackRequested:
+        release(app, match_id, token, "handed back: its worker was shutting down")
+        job_id = enqueue_match(app, match_id, only_if=Match.state == "queued")
+        log.info("match %s: handed back to the queue as %s", match_id, job_id)
+        return f"handed back (re-enqueued as {job_id})"
+    except JobAbandonedError:
+        release(app, match_id, token, "abandoned by its worker")
+        log.warning("match %s: its worker gave up on this attempt; handed back", match_id)
+        return "abandoned"
     except Exception as exc:
         release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
         raise
 
 
-def play(app: Flask, match_id: int, hb: Heartbeat) -> MatchRecord:
+class _HasLost(Protocol):
+    lost: threading.Event
+
+
+def play(app: Flask, match_id: int, hb: _HasLost,
+         control: JobControl = execution.NEVER) -> MatchRecord:
     db = get_db(app)
     with db.begin() as s:
         match = s.get(Match, match_id)
@@ -204,6 +276,7 @@ def play(app: Flask, match_id: int, hb: Heartbeat) -> MatchRecord:
     def on_turn(turn: TurnRecord) -> None:
         if hb.lost.is_set():
             raise LeaseLostError()
+        control.check()
 
     try:
         return run_match(rules, players, seed, deals, limits,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,27 @@ def database_url(app: Flask) -> str:
     return url
 
 
-def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> Engine:
+@dataclass(frozen=True)
+class PoolSize:
+    """How many connections one process may hold (see ``DATABASE_POOL_SIZE``)."""
+
+    size: int = 5
+    overflow: int = 5
+    timeout_s: float = 30.0
+
+
+def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                pool: PoolSize = PoolSize()) -> Engine:
     parsed = make_url(url)
+    sizing: dict[str, Any] = {"pool_size": pool.size, "max_overflow": pool.overflow,
+                              "pool_timeout": pool.timeout_s}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        memory = not parsed.database or parsed.database == ":memory:"
         engine = create_engine(
-            url, echo=echo, connect_args={"timeout": busy_timeout_s, "check_same_thread": False}
+            url, echo=echo, connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
+            **({} if memory else sizing),
         )
 
         @event.listens_for(engine, "connect")
@@ -60,16 +75,17 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    return create_engine(url, echo=echo, pool_pre_ping=True, **sizing)
 
 
 class Database:
     """An app's engine and session factory."""
 
-    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                 pool: PoolSize = PoolSize()) -> None:
         self.url = url
         self.pid = os.getpid()
-        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s)
+        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @property
@@ -123,6 +139,9 @@ def init_app(app: Flask) -> None:
         database_url(app),
         echo=bool(app.config["DATABASE_ECHO"]),
         busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
+        pool=PoolSize(int(app.config["DATABASE_POOL_SIZE"]),
+                      int(app.config["DATABASE_MAX_OVERFLOW"]),
+                      float(app.config["DATABASE_POOL_TIMEOUT_S"])),
     )
     app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)

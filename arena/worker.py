@@ -1,8 +1,10 @@
 """Worker processes: RQ workers that run :mod:`arena.jobs`, and the clock beside them.
 
 ``arena worker`` builds the app once (configuration from the environment), connects to its
-Redis and runs an RQ worker on ``QUEUE_NAME`` (each job in a forked work horse, so a job that
-crashes or hangs cannot take the worker down; RQ kills a horse that exceeds its job timeout).
+Redis and runs an RQ worker on ``QUEUE_NAME``: by default a
+:class:`~arena.threadpool_worker.ThreadPoolWorker` running up to ``WORKER_CONCURRENCY`` jobs
+at once in threads (matches wait on bots, not on the CPU); with ``WORKER_CONCURRENCY=0``
+RQ's forking worker, one job at a time in a work horse that RQ kills at its timeout.
 Unless ``WORKER_CLOCK`` is off or ``--no-clock`` is given, it also starts ``arena clock`` as a
 child process and stops it on exit.
 
@@ -20,7 +22,8 @@ import sys
 from flask import Flask
 from rq import Worker
 
-from .queue import get_queue
+from .queue import QueueService, get_queue
+from .threadpool_worker import ThreadPoolWorker, pool_worker
 
 _APP: Flask | None = None
 
@@ -48,6 +51,14 @@ def start_clock(app: Flask) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "arena", "clock"], env=env)
 
 
+def make_worker(app: Flask, q: QueueService, name: str | None = None) -> Worker | ThreadPoolWorker:
+    """The thread pool worker (``WORKER_CONCURRENCY`` jobs at once), or with 0 RQ's forking
+    worker (one job at a time)."""
+    if int(app.config["WORKER_CONCURRENCY"]) > 0:
+        return pool_worker(app, [q.queue], q.redis, name)
+    return Worker([q.queue], connection=q.redis, name=name)
+
+
 def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
                name: str | None = None) -> bool:
     """Run an RQ worker on the app's queue until stopped (or, with ``burst``, until the
@@ -58,7 +69,7 @@ def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
     with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
     child = start_clock(app) if with_clock and not burst else None
     try:
-        worker = Worker([q.queue], connection=q.redis, name=name)
+        worker = make_worker(app, q, name)
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))
     finally:
         if child is not None:

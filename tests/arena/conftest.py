@@ -293,7 +293,8 @@ def four_bots(client: FlaskClient, sample_bots: dict[str, str]) -> list[int]:
 def worker_env(app: Flask) -> dict[str, str]:
     env = dict(os.environ)
     for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "SECRET_KEY", "ADMIN_TOKEN",
-                "LEASE_S", "MATCH_JOB_RETRIES", "MATCH_MAX_ATTEMPTS"):
+                "LEASE_S", "MATCH_JOB_RETRIES", "MATCH_MAX_ATTEMPTS", "WORKER_CONCURRENCY",
+                "WORKER_SHUTDOWN_GRACE_S", "WORKER_HANDBACK_S", "WORKER_TIMEOUT_GRACE_S"):
         value = app.config[key]
         env[key] = str(value)
     env["ALLOW_PRIVATE_BOT_URLS"] = "1" if app.config["ALLOW_PRIVATE_BOT_URLS"] else "0"

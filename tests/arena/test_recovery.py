@@ -114,6 +114,9 @@ def test_redis_flushed_mid_run_is_recovered_by_the_reconciler(
     # Two matches queued before any worker runs; Redis loses them.
     lost = [post_match(client, table, deals=2), post_match(client, table, deals=1)]
     _flush(redis)
+    # One job at a time, so that the second match's job still waits in the queue when
+    # Redis is flushed again below.
+    app.config["WORKER_CONCURRENCY"] = 1
     # A match running while Redis is flushed still finishes (its state is in the database).
     start_worker()
     time.sleep(1.0)
