@@ -4,9 +4,15 @@ Views validate, write rows and enqueue jobs; they never run a match and never ca
 a submitted or changed URL is checked by a job (202 with a ``check_url`` to poll).
 
 Authentication: ``Authorization: Bearer <token>``, the bot's owner token (shown once, at
-creation) or the operator's ``ADMIN_TOKEN``.  Lists take ``page`` (from 1) and ``limit``
-(up to ``API_MAX_PAGE_LIMIT``) and answer ``{"items", "page", "limit", "total",
-"next_page"}``.
+creation) or the operator's ``ADMIN_TOKEN``.  Short lists (bots, versions, the leaderboard)
+take ``page`` (from 1) and ``limit`` (up to ``API_MAX_PAGE_LIMIT``) and answer ``{"items",
+"page", "limit", "total", "next_page"}``.  Lists that grow without bound (matches, a bot's
+matches, rating history, health checks) are keyset-paginated (:mod:`arena.pagination`):
+``limit`` and an opaque ``cursor``, answering ``{"items", "limit", "next_cursor"}``.
+
+Every list loads its rows' related rows (seats, bots, versions, ratings) eagerly, so a page
+costs the same few statements whatever its length and the size of the database
+(``tests/arena/test_read_path.py`` counts them).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, contains_eager, joinedload, selectinload
 
 from referee import log as referee_log
 from referee.match import Limits
@@ -53,6 +59,7 @@ from .models import (
     utcnow,
 )
 from .openapi import openapi_document
+from .pagination import keyset_args, keyset_page
 from .security import bearer_token, hash_token, is_admin, new_token, token_matches
 from .signing import bot_secret, rotate
 from .storage import session
@@ -69,7 +76,9 @@ def iso(value: Any) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
-def paginate(stmt: Select[Any], render: Any) -> Response:
+def paginate(stmt: Select[Any], render: Any, *, render_all: Any = None) -> Response:
+    """An offset page of a short list (``render`` per row, or ``render_all`` for the whole
+    page at once when rows need related data loaded together)."""
     cfg = current_app.config
     page = query_int("page", 1, 1, 1_000_000)
     limit = query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
@@ -77,7 +86,7 @@ def paginate(stmt: Select[Any], render: Any) -> Response:
     total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
     rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()
     return jsonify({
-        "items": [render(r) for r in rows],
+        "items": render_all(rows) if render_all is not None else [render(r) for r in rows],
         "page": page,
         "limit": limit,
         "total": total,
@@ -128,8 +137,7 @@ def rating_json(r: Rating) -> dict[str, Any]:
 
 
 def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
-    ratings = session().scalars(select(Rating).where(Rating.bot_id == bot.id)
-                                .order_by(Rating.family)).all()
+    ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
     out: dict[str, Any] = {
         "id": bot.id,
         "name": bot.name,
@@ -204,6 +212,29 @@ def seat_json(seat: MatchSeat) -> dict[str, Any]:
         "latency": {"calls": seat.calls, "p50_ms": seat.p50_ms, "p95_ms": seat.p95_ms,
                     "max_ms": seat.max_ms},
     }
+
+
+def seats_loaded() -> Any:
+    """Loader option: every seat of the matches with its bot and bot version, in one more
+    query for a whole page."""
+    return selectinload(Match.seats).options(joinedload(MatchSeat.bot),
+                                            joinedload(MatchSeat.bot_version))
+
+
+def matches_page(kind: str, ids_stmt: Select[Any]) -> Response:
+    """One keyset page of matches, newest first: ``ids_stmt`` selects match ids in
+    descending order (the caller adds the filters); this adds the cursor and the limit,
+    then loads those matches with their seats in two more statements."""
+    key, limit = keyset_args(kind)
+    id_col = ids_stmt.selected_columns[0]
+    if key is not None:
+        ids_stmt = ids_stmt.where(id_col < key)
+    s = session()
+    ids = list(s.scalars(ids_stmt.order_by(id_col.desc()).limit(limit + 1)))
+    rows = {m.id: m for m in s.scalars(select(Match).where(Match.id.in_(ids[:limit]))
+                                       .options(seats_loaded()))}
+    items = [match_json(rows[i], detail=False) for i in ids[:limit]]
+    return jsonify(keyset_page(kind, items, ids, limit, lambda i: i))
 
 
 def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
@@ -303,7 +334,7 @@ def list_bots() -> Response:
         else:
             raise ApiError(400, "bad_query",
                            "status must be active, paused, pending, rejected or unhealthy")
-    return paginate(stmt, bot_json)
+    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json)
 
 
 @bp.get("/bots/<id:bot_id>")
@@ -446,35 +477,44 @@ def bot_health(bot_id: int) -> Response:
                 "state": bot_service.check_state(h), "purpose": h.purpose,
                 "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
 
-    return paginate(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
-                    .order_by(HealthCheck.id.desc()), render)
+    key, limit = keyset_args("health")
+    stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+    if key is not None:
+        stmt = stmt.where(HealthCheck.id < key)
+    rows = list(session().scalars(stmt.order_by(HealthCheck.id.desc()).limit(limit + 1)))
+    return jsonify(keyset_page("health", [render(h) for h in rows], rows, limit,
+                               lambda h: h.id))
 
 
 @bp.get("/bots/<id:bot_id>/ratings")
 @limited("pages")
 def bot_rating_history(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
+    key, limit = keyset_args("ratings")
     stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
     family = request.args.get("family")
     if family is not None:
         stmt = stmt.where(RatingEvent.family == family)
+    if key is not None:
+        stmt = stmt.where(RatingEvent.id > key)
 
     def render(e: RatingEvent) -> dict[str, Any]:
         return {"match_id": e.match_id, "family": e.family, "before": e.before,
                 "after": e.after, "delta": e.after - e.before, "games": e.games,
                 "provisional": provisional(e.games), "at": iso(e.created_at)}
 
-    return paginate(stmt.order_by(RatingEvent.id), render)
+    rows = list(session().scalars(stmt.order_by(RatingEvent.id).limit(limit + 1)))
+    return jsonify(keyset_page("ratings", [render(e) for e in rows], rows, limit,
+                               lambda e: e.id))
 
 
 @bp.get("/bots/<id:bot_id>/matches")
 @limited("pages")
 def bot_matches(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
-    stmt = (select(Match).where(Match.id.in_(select(MatchSeat.match_id)
-                                             .where(MatchSeat.bot_id == bot.id)))
-            .order_by(Match.id.desc()))
-    return paginate(stmt, lambda m: match_json(m, detail=False))
+    # ix_match_seats_bot_id_match_id, read backwards from the cursor.
+    return matches_page("bot-matches", select(MatchSeat.match_id).distinct()
+                      .where(MatchSeat.bot_id == bot.id))
 
 
 # --- ratings -----------------------------------------------------------------------------
@@ -500,7 +540,8 @@ def list_families() -> Response:
 @limited("pages")
 def leaderboard() -> Response:
     family = request.args.get("family", "classic")
-    stmt = (select(Rating).join(Bot).where(Rating.family == family, Bot.deleted_at.is_(None))
+    stmt = (select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Bot.deleted_at.is_(None))
             .order_by(Rating.rating.desc(), Rating.bot_id))
     page = query_int("page", 1, 1, 1_000_000)
     limit = query_int("limit", int(current_app.config["API_PAGE_LIMIT"]), 1,
@@ -508,7 +549,8 @@ def leaderboard() -> Response:
     first_rank = (page - 1) * limit
 
     rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
-    total = session().scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    total = session().scalar(select(func.count()).select_from(Rating).join(Rating.bot).where(
+        Rating.family == family, Bot.deleted_at.is_(None))) or 0
     items = [
         {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
                                              "status": r.bot.status},
@@ -525,17 +567,21 @@ def leaderboard() -> Response:
 @bp.get("/matches")
 @limited("pages")
 def list_matches() -> Response:
-    stmt = select(Match).order_by(Match.id.desc())
     state = request.args.get("state")
-    if state is not None:
-        if state not in ("queued", "running", "finished", "failed"):
-            raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
-        stmt = stmt.where(Match.state == state)
+    if state is not None and state not in ("queued", "running", "finished", "failed"):
+        raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
     if "bot" in request.args:
         bot_id = query_int("bot", 0, 1, 2**62)
-        stmt = stmt.where(Match.id.in_(select(MatchSeat.match_id)
-                                       .where(MatchSeat.bot_id == bot_id)))
-    return paginate(stmt, lambda m: match_json(m, detail=False))
+        # ix_match_seats_bot_id_match_id (then the match's state by primary key).
+        ids = select(MatchSeat.match_id).distinct().where(MatchSeat.bot_id == bot_id)
+        if state is not None:
+            ids = ids.join(Match, Match.id == MatchSeat.match_id).where(Match.state == state)
+    else:
+        # ix_matches_state_id with a state, the primary key without.
+        ids = select(Match.id)
+        if state is not None:
+            ids = ids.where(Match.state == state)
+    return matches_page("matches", ids)
 
 
 def _limits(data: Any) -> Limits:
@@ -606,7 +652,10 @@ def create_match_view() -> Response:
 
 @bp.get("/matches/<id:match_id>")
 def show_match(match_id: int) -> Response:
-    return jsonify(match_json(get_match(match_id)))
+    match = session().get(Match, match_id, options=[seats_loaded(), selectinload(Match.result)])
+    if match is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    return jsonify(match_json(match))
 
 
 @bp.get("/matches/<id:match_id>/log")

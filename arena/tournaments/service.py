@@ -27,13 +27,13 @@ import hashlib
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from referee.match import Limits
 
@@ -347,14 +347,21 @@ def seed_map(s: Session, t: Tournament) -> dict[int, int]:
 
 
 def table_lines(s: Session, t: Tournament, table: TournamentTable,
-                seeds: dict[int, int]) -> list[scoring.TableLine]:
+                seeds: dict[int, int], *,
+                seats_of: Mapping[int, Sequence[MatchSeat]] | None = None,
+                ) -> list[scoring.TableLine]:
+    """The table's result from its finished matches; ``seats_of`` (match id -> seats in
+    seat order) saves a query per match when the caller loaded them all at once."""
     matches: list[list[scoring.SeatResult]] = []
     for link in table.links:
         m = link.match
         if m.state != "finished":
             continue
-        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)
-                          .order_by(MatchSeat.seat)).all()
+        if seats_of is not None and m.id in seats_of:
+            seats = seats_of[m.id]
+        else:
+            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)
+                              .order_by(MatchSeat.seat)).all()
         matches.append([scoring.SeatResult(x.bot_id, x.seat, x.rank or 0, x.score or 0,
                                            x.wins or 0, x.strikes or 0, bool(x.forfeited))
                         for x in seats])
@@ -401,6 +408,7 @@ def _history(s: Session, t: Tournament) -> History:
     byes: Counter[int] = Counter()
     seats: dict[int, list[int]] = {}
     for rnd in s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                         .options(selectinload(TournamentRound.tables))
                          .order_by(TournamentRound.number)):
         if rnd.state == "pending":
             continue
@@ -421,6 +429,7 @@ def compute_standings(s: Session, t: Tournament) -> list[scoring.Standing]:
     there and their table score."""
     seeds = seed_map(s, t)
     rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                       .options(selectinload(TournamentRound.tables))
                        .order_by(TournamentRound.number)).all()
     lines: list[list[scoring.TableLine]] = []
     byes: list[int] = []
