@@ -443,14 +443,28 @@ def tournaments() -> str:
     return render_template("tournaments.html", items=summaries(s, rows))
 
 
+def _entrant_choices() -> tuple[list[Bot], bool]:
+    """The bots the form offers: at most ``TOURNAMENT_MAX_ENTRANTS``, the highest rated
+    (classic family) first, listed by name; and whether there are more (the API takes any
+    bot ids).  A form of 10,000 checkboxes would be neither usable nor cheap."""
+    cap = int(current_app.config["TOURNAMENT_MAX_ENTRANTS"])
+    rows = list(session().scalars(
+        select(Bot).outerjoin(Rating, (Rating.bot_id == Bot.id)
+                              & (Rating.family == _family_default()))
+        .where(Bot.deleted_at.is_(None))
+        .order_by(Rating.rating.desc().nulls_last(), Bot.id).limit(cap + 1)))
+    return sorted(rows[:cap], key=lambda b: b.name), len(rows) > cap
+
+
 @bp.route("/tournaments/new", methods=["GET", "POST"])
 @limited("admin", methods=("POST",))
 def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     s = session()
-    bots = s.scalars(select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.name)).all()
+    bots, more_bots = _entrant_choices()
     presets = preset_names()
     if request.method == "GET":
-        return render_template("tournament_new.html", bots=bots, presets=presets, errors=[],
+        return render_template("tournament_new.html", bots=bots, more_bots=more_bots,
+                               presets=presets, errors=[],
                                form={"format": "knockout", "ruleset": "standard", "deals": 2,
                                      "advance": 2, "duplicate": True,
                                      "bots": [b.id for b in bots]})
@@ -496,8 +510,8 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
             s.rollback()
             errors.append(exc.message)
     if errors or tid is None:
-        return render_template("tournament_new.html", bots=bots, presets=presets,
-                               errors=errors, form=form), 400
+        return render_template("tournament_new.html", bots=bots, more_bots=more_bots,
+                               presets=presets, errors=errors, form=form), 400
     from .tournaments import service
 
     service.start(current_app._get_current_object(), tid)  # type: ignore[attr-defined]
