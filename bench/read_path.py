@@ -202,7 +202,7 @@ def seed(url: str, bots: int, matches: int) -> dict[str, float]:
         again = drop_secondary(conn)
         for name, sql in SEED_SQL:
             t = time.monotonic()
-            conn.execute(sql, params)  # type: ignore[arg-type]
+            conn.execute(sql, params)
             times[name] = round(time.monotonic() - t, 1)
             log(f"seeded {name} in {times[name]} s")
         t = time.monotonic()

@@ -13,6 +13,7 @@ here fails the test, so no page escapes the check.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event, insert, select
+from sqlalchemy import event, func, insert, select
 
 from arena.families import family_of
 from arena.models import (
@@ -32,6 +33,7 @@ from arena.models import (
     Match,
     MatchResult,
     MatchSeat,
+    RatingEvent,
     utcnow,
 )
 from arena.ratings import Placement, apply_result, lock_family
@@ -280,3 +282,192 @@ def test_statements_per_request_do_not_grow_with_the_rows(app: Flask) -> None:
     assert not big, f"pages larger than {PAGE_BYTES_MAX} bytes at {SIZES[-1]} rows: {big}"
     for key, v in sorted(counts.items()):
         print(f"{key:40} statements at {SIZES}: {v}")
+
+
+# --- keyset pagination -----------------------------------------------------------------------
+
+
+def walk(client: Any, url: str, cursor: str | None = None) -> list[dict[str, Any]]:
+    """Every item of a keyset list, following next_cursor (from ``cursor``, if given)."""
+    items: list[dict[str, Any]] = []
+    sep = "&" if "?" in url else "?"
+    page = client.get(url if cursor is None else f"{url}{sep}cursor={cursor}").get_json()
+    items += page["items"]
+    for _ in range(10_000):
+        if page["next_cursor"] is None:
+            break
+        page = client.get(f"{url}{sep}cursor={page['next_cursor']}").get_json()
+        items += page["items"]
+    return items
+
+
+def add_matches(app: Flask, bots: list[int], count: int) -> None:
+    now = utcnow()
+    with get_db(app).begin() as s:
+        versions = dict(s.execute(select(BotVersion.bot_id, BotVersion.id)).all())
+        for _ in range(count):
+            m = Match(kind="admin", state="queued", ruleset="standard", family="classic",
+                      deals=1, seed=1, limits=Limits().to_json(), rated=True, created_at=now,
+                      queued_at=now, attempts=0, enqueues=0, error="")
+            s.add(m)
+            s.flush()
+            for seat, b in enumerate(bots[:4]):
+                s.add(MatchSeat(match_id=m.id, seat=seat, bot_id=b, bot_version_id=versions[b]))
+
+
+@both_backends
+def test_match_lists_page_by_cursor_and_stay_stable_under_inserts(app: Flask) -> None:
+    data = seed(app, 12)
+    client = app.test_client()
+    for url in ("/api/matches?limit=5", f"/api/bots/{data.busy}/matches?limit=5",
+                f"/api/matches?bot={data.busy}&limit=5", "/api/matches?state=finished&limit=5"):
+        before = [m["id"] for m in walk(client, url)]
+        assert before == sorted(before, reverse=True) and len(set(before)) == len(before)
+        first = client.get(url).get_json()
+        assert len(first["items"]) == 5 and "total" not in first
+        add_matches(app, data.bots, 3)  # newer matches arrive while the client pages
+        rest = walk(client, url, first["next_cursor"])
+        after = [m["id"] for m in first["items"]] + [m["id"] for m in rest]
+        assert after == before, url  # nothing shown twice, nothing skipped
+    with get_db(app).begin() as s:
+        sat = s.scalar(select(func.count(func.distinct(MatchSeat.match_id)))
+                       .where(MatchSeat.bot_id == data.busy))
+    assert len(walk(client, f"/api/bots/{data.busy}/matches?limit=7")) == sat
+    history = walk(client, f"/api/bots/{data.busy}/ratings?limit=5")
+    with get_db(app).begin() as s:
+        events = list(s.scalars(select(RatingEvent.match_id)
+                                .where(RatingEvent.bot_id == data.busy).order_by(RatingEvent.id)))
+    assert [e["match_id"] for e in history] == events  # oldest first, every one
+    assert events[: len(data.matches)] == data.matches
+    checks = walk(client, f"/api/bots/{data.busy}/health?limit=2")
+    assert len(checks) == 3
+
+
+# --- leaderboard ------------------------------------------------------------------------------
+
+
+@both_backends
+def test_leaderboard_is_paginated_and_searchable_with_global_ranks(app: Flask) -> None:
+    app.config["LEADERBOARD_PAGE_SIZE"] = 5
+    data = seed(app, 12)
+    client = app.test_client()
+    board = client.get("/api/ratings?limit=100").get_json()["items"]
+    rank_of = {e["bot"]["name"]: e["rank"] for e in board}
+    order = [e["bot"]["name"] for e in board]
+    assert len(order) == len(data.bots)
+
+    def rows(html: str) -> list[tuple[int, str]]:
+        import re
+
+        return [(int(r), n) for r, n in re.findall(
+            r'<td class="num rank">(\d+)</td>\s*<td><a class="bot" href="/bots/\d+">([^<]+)</a>',
+            html)]
+
+    page1 = client.get("/leaderboard").get_data(as_text=True)
+    assert rows(page1) == [(i + 1, order[i]) for i in range(5)]
+    assert 'rel="next"' in page1 and 'rel="prev"' not in page1
+    page3 = client.get("/leaderboard?page=3").get_data(as_text=True)
+    assert rows(page3) == [(i + 1, order[i]) for i in range(10, 12)]
+    assert 'rel="next"' not in page3 and 'rel="prev"' in page3
+    found = rows(client.get("/leaderboard?q=BOT-000").get_data(as_text=True))
+    want = sorted((rank_of[n], n) for n in order if n.startswith("bot-000"))
+    assert found == want[:5] and len(want) == 10  # ranks in the whole family, paginated
+    found2 = rows(client.get("/leaderboard?q=BOT-000&page=2").get_data(as_text=True))
+    assert found2 == want[5:10]
+    for q in ("%", "_", "bot-0%", "\\"):  # wildcards are literal text
+        assert rows(client.get("/leaderboard", query_string={"q": q}).get_data(
+            as_text=True)) == []
+    assert client.get("/leaderboard?page=999999999").status_code == 200
+
+
+# --- charts and counts ------------------------------------------------------------------------
+
+
+def test_sample_games_keeps_both_ends_and_the_bound() -> None:
+    from arena.ratings import sample_games
+
+    assert sample_games(0, 10) == []
+    assert sample_games(5, 10) == [1, 2, 3, 4, 5]
+    for games in (11, 199, 200, 201, 62_773):
+        got = sample_games(games, 200)
+        assert got[0] == 1 and got[-1] == games and len(got) <= 200
+        assert got == sorted(set(got))
+        gaps = [b - a for a, b in itertools.pairwise(got)]
+        assert max(gaps) - min(gaps) <= 1  # evenly spaced
+
+
+@both_backends
+def test_rating_charts_are_downsampled_server_side(app: Flask) -> None:
+    app.config["CHART_POINTS"] = 40
+    data = seed(app, 100)  # the busy bot has 100 rated games
+    client = app.test_client()
+    import re
+
+    for url in (f"/bots/{data.busy}", "/leaderboard"):
+        html = client.get(url).get_data(as_text=True)
+        lines = re.findall(r'<polyline points="([^"]+)"', html)
+        assert lines, url
+        assert all(len(pts.split()) <= 40 for pts in lines), url
+    busy = re.findall(r'<polyline points="([^"]+)"',
+                      client.get(f"/bots/{data.busy}").get_data(as_text=True))[0].split()
+    assert len(busy) == 40  # 39 sampled games and the starting rating
+    assert busy[0].startswith("48.0,")  # x of 0 games: the left edge
+
+
+@both_backends
+def test_home_counts_come_from_the_counter_and_a_short_cache(app: Flask) -> None:
+    app.config["SITE_COUNTS_TTL_S"] = 3600.0
+    data = seed(app, 12)
+    client = app.test_client()
+    import re
+
+    def stats() -> list[str]:
+        return re.findall(r'<span class="stat-n">(\d+)</span>',
+                          client.get("/").get_data(as_text=True))
+
+    with get_db(app).begin() as s:
+        finished = s.scalar(select(func.count()).select_from(Match)
+                            .where(Match.state == "finished"))
+    first = stats()
+    assert first == [str(len(data.bots)), str(finished), "3"]
+    with get_db(app).begin() as s:
+        s.add(Bot(name="late", url="http://127.0.0.1:9/", token_hash="0" * 64))
+    assert stats()[0] == str(len(data.bots))  # cached
+    app.config["SITE_COUNTS_TTL_S"] = 0.0
+    assert stats()[0] == str(len(data.bots) + 1)
+
+
+# --- tournament pages -------------------------------------------------------------------------
+
+
+@both_backends
+def test_large_tournament_pages_show_one_round_a_page_of_tables_and_top_standings(
+        app: Flask) -> None:
+    app.config["TOURNAMENT_PAGE_TABLES"] = 2
+    app.config["TOURNAMENT_PAGE_STANDINGS"] = 5
+    data = seed(app, 12)  # Swiss: 3 tables a round, round 2 being played
+    client = app.test_client()
+    import re
+
+    def tables(html: str) -> list[str]:
+        return re.findall(r'class="box-title">(Table \d+)<', html)
+
+    html = client.get(f"/tournaments/{data.swiss}").get_data(as_text=True)
+    assert 'data-test="round-nav"' in html
+    assert tables(html) == ["Table 1", "Table 2"]
+    assert "tables 1&ndash;2 of 3" in html and "The top 5 of 12" in html
+    assert len(re.findall(r'<td class="num rank">', html)) == 5
+    more = client.get(f"/tournaments/{data.swiss}?round=2&tables=2").get_data(as_text=True)
+    assert tables(more) == ["Table 3"]
+    live = client.get(f"/tournaments/{data.swiss}/live?round=1&tables=2")
+    assert tables(live.get_data(as_text=True)) == ["Table 3"]
+    page = client.get(f"/tournaments/{data.swiss}?round=1")
+    live_url = f'data-live-url="/tournaments/{data.swiss}/live?round=1&amp;tables=1"'
+    assert live_url in page.get_data(as_text=True)
+    for bad in ("?round=99", "?round=x", "?tables=999", "?tables=-1"):
+        assert client.get(f"/tournaments/{data.swiss}{bad}").status_code == 200
+    small = client.get(f"/tournaments/{data.round_robin}").get_data(as_text=True)
+    app.config["TOURNAMENT_PAGE_TABLES"] = 100  # every round drawn whole again
+    whole = client.get(f"/tournaments/{data.swiss}").get_data(as_text=True)
+    assert 'data-test="round-nav"' not in whole and len(tables(whole)) == 6
+    assert 'data-test="round-nav"' in small  # 8 entrants, several rounds of 2 tables
