@@ -387,6 +387,7 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
         finally:
             event.remove(engine, "before_cursor_execute", before)
         out[path] = len(seen)
+        log(f"{path}: {len(seen)} statements")
     return out
 
 
@@ -434,17 +435,21 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--budget-s", type=float, default=30.0, help="per URL and mode")
     ap.add_argument("--keep", action="store_true", help="keep the database")
+    ap.add_argument("--reuse", metavar="DATABASE",
+                    help="measure a database seeded (and kept) by an earlier run instead of "
+                         "seeding one; it is kept")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
     bots = max(ENTRANTS, int(FULL_BOTS * args.scale))
     matches = max(1000, int(FULL_MATCHES * args.scale))
     admin = admin_url()
-    name = f"arena_bench_{os.getpid()}"
+    name = args.reuse or f"arena_bench_{os.getpid()}"
     base = admin.rsplit("/", 1)[0]
     pg_url = f"{base}/{name}"
     sa_url = "postgresql+psycopg://" + pg_url.split("://", 1)[1]
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    if not args.reuse:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
     instance = Path(f"/tmp/{name}")
     env = {**os.environ, "DATABASE_URL": sa_url, "SECRET_KEY": "bench",
            "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"),
@@ -457,12 +462,21 @@ def main() -> int:
         app = create_app({"DATABASE_URL": sa_url, "SECRET_KEY": "bench",
                           "REDIS_URL": env["REDIS_URL"], "QUEUE_NAME": env["QUEUE_NAME"],
                           "INSTANCE_PATH": str(instance)})
-        upgrade(get_db(app))
-        log(f"seeding {bots} bots and {matches} matches into {name} ({report['code']})")
-        report["seed_s"] = seed(pg_url, bots, matches)
-        t0 = time.monotonic()
-        tids = make_tournaments(app, pg_url)
-        report["tournaments_s"] = round(time.monotonic() - t0, 1)
+        if args.reuse:
+            with psycopg.connect(pg_url) as conn:
+                bots = int(conn.execute("SELECT count(*) FROM bots").fetchone()[0])  # type: ignore[index]
+                matches = int(conn.execute(  # type: ignore[index]
+                    "SELECT count(*) FROM matches WHERE kind = 'ladder'").fetchone()[0])
+                tids = {f: int(i) for f, i in conn.execute(
+                    "SELECT format, min(id) FROM tournaments GROUP BY format")}
+            report.update({"bots": bots, "matches": matches, "seed_s": {"total": "reused"}})
+        else:
+            upgrade(get_db(app))
+            log(f"seeding {bots} bots and {matches} matches into {name} ({report['code']})")
+            report["seed_s"] = seed(pg_url, bots, matches)
+            t0 = time.monotonic()
+            tids = make_tournaments(app, pg_url)
+            report["tournaments_s"] = round(time.monotonic() - t0, 1)
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
             report["database_bytes"] = conn.execute(
@@ -494,7 +508,7 @@ def main() -> int:
                 gunicorn.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(gunicorn.pid, signal.SIGKILL)
-        if not args.keep:
+        if not args.keep and not args.reuse:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         try:
