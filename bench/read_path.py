@@ -440,6 +440,7 @@ def main() -> int:
                          "seeding one; it is kept")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
     bots = max(ENTRANTS, int(FULL_BOTS * args.scale))
     matches = max(1000, int(FULL_MATCHES * args.scale))
     admin = admin_url()
