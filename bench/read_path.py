@@ -416,7 +416,9 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
     busy, quiet, recent = 1, bots // 2 + 1, matches
     deep = "page=1000"
     try:
-        from arena.pagination import encode_cursor
+        if not (Path(arena.__file__).parent / "pagination.py").exists():
+            raise ImportError("no keyset pagination in this checkout")  # (an editable
+        from arena.pagination import encode_cursor  # install could find another one)
 
         with get_db(app).begin() as s:
             mid = s.scalar(select(MatchSeat.match_id).where(MatchSeat.bot_id == busy)
