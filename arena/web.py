@@ -182,6 +182,39 @@ class SiteCounts:
 SITE_COUNTS = SiteCounts()
 
 
+class RenderCache:
+    """Rendered tournament pages and live fragments, per process, keyed by what they show:
+    the tournament's live tag (its version and match counts per state, which change with
+    everything the page draws), the round and table page asked for, and the template.  A
+    crowd polling a 256-entrant tournament costs one small statement per poll instead of a
+    full render; the newest ``size`` renders are kept."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._items: dict[tuple[Any, ...], str] = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def get(self, key: tuple[Any, ...], render: Any) -> str:
+        with self._lock:
+            hit = self._items.pop(key, None)
+            if hit is not None:
+                self._items[key] = hit  # most recent last
+                return hit
+        html = str(render())
+        with self._lock:
+            self._items[key] = html
+            while len(self._items) > self._size:
+                self._items.pop(next(iter(self._items)))
+        return html
+
+
+TOURNAMENT_RENDERS = RenderCache()
+
+
 # --- home ------------------------------------------------------------------------------------
 
 
@@ -564,12 +597,22 @@ def _tournament_context(t: Tournament) -> dict[str, Any]:
             "live_url": url_for("web.tournament_live", tournament_id=t.id, **live_args)}
 
 
+def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
+    cfg = current_app.config
+    return (str(cfg["DATABASE_URL"]), cfg["TOURNAMENT_PAGE_TABLES"],
+            cfg["TOURNAMENT_PAGE_STANDINGS"], t.id, tag, request.args.get("round"),
+            request.args.get("tables"))
+
+
 @bp.get("/tournaments/<id:tournament_id>")
 def tournament_page(tournament_id: int) -> tuple[str, int] | str:
-    t = session().get(Tournament, tournament_id)
+    s = session()
+    t = s.get(Tournament, tournament_id)
     if t is None:
         return page_not_found(f"tournament {tournament_id}")
-    return render_template("tournament.html", **_tournament_context(t))
+    key = ("page", *_render_key(t, live_tag(s, t)))
+    return TOURNAMENT_RENDERS.get(
+        key, lambda: render_template("tournament.html", **_tournament_context(t)))
 
 
 @bp.get("/tournaments/<id:tournament_id>/live")
@@ -583,7 +626,9 @@ def tournament_live(tournament_id: int) -> Response:
     if tag in [x.strip() for x in request.headers.get("If-None-Match", "").split(",")]:
         resp = Response(status=304)
     else:
-        resp = Response(render_template("_tournament_live.html", **_tournament_context(t)))
+        key = ("live", *_render_key(t, tag))
+        resp = Response(TOURNAMENT_RENDERS.get(
+            key, lambda: render_template("_tournament_live.html", **_tournament_context(t))))
     resp.headers["ETag"] = tag
     resp.headers["Cache-Control"] = "no-cache"
     resp.headers["X-Tournament-State"] = t.state

@@ -40,6 +40,7 @@ from arena.ratings import Placement, apply_result, lock_family
 from arena.storage import get_db
 from arena.tournaments import service
 from arena.tournaments.models import TournamentMatch
+from arena.web import TOURNAMENT_RENDERS
 from referee import find_ruleset
 from referee import log as referee_log
 from referee.match import Limits, run_match
@@ -265,6 +266,7 @@ def test_statements_per_request_do_not_grow_with_the_rows(app: Flask) -> None:
         for endpoint, urls in ROUTES.items():
             for i, url in enumerate(urls(data)):
                 client.get(url)  # warm: the first hit of a process loads what it caches
+                TOURNAMENT_RENDERS.clear()  # count a full render, not a cached one
                 with counting(app) as statements:
                     resp = client.get(url)
                 assert resp.status_code == 200, (url, resp.status_code, resp.data[:300])
@@ -471,3 +473,26 @@ def test_large_tournament_pages_show_one_round_a_page_of_tables_and_top_standing
     whole = client.get(f"/tournaments/{data.swiss}").get_data(as_text=True)
     assert 'data-test="round-nav"' not in whole and len(tables(whole)) == 6
     assert 'data-test="round-nav"' in small  # 8 entrants, several rounds of 2 tables
+
+
+@both_backends
+def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask) -> None:
+    data = seed(app, 12)
+    client = app.test_client()
+    TOURNAMENT_RENDERS.clear()
+    url = f"/tournaments/{data.swiss}"
+    first = client.get(url).get_data(as_text=True)
+    with counting(app) as statements:
+        again = client.get(url).get_data(as_text=True)
+    assert again == first and len(statements) <= 3  # the tournament, its tag: no render
+    with get_db(app).begin() as s:
+        queued = s.scalar(select(TournamentMatch.match_id)
+                          .join(Match, Match.id == TournamentMatch.match_id)
+                          .where(TournamentMatch.tournament_id == data.swiss,
+                                 Match.state == "queued").limit(1))
+    log_gz, totals = real_log()
+    finish_directly(app, queued, log_gz, totals, random.Random(1))
+    after = client.get(url).get_data(as_text=True)
+    assert after != first  # one more match played: a new render
+    live = client.get(f"{url}/live").get_data(as_text=True)
+    assert live in after
