@@ -5,7 +5,7 @@ composite index whose first column is ``bot_id`` serves ``WHERE bot_id = ?`` as 
 dropped.
 
 Revision ID: 0006
-Revises: 0005 (main already has 0005; re-chain as needed)
+Revises: 0004 (the head of main when rebased; re-chain as needed)
 Create Date: 2026-12-01 09:30:00
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0006"
-down_revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
