@@ -136,7 +136,29 @@ def rating_json(r: Rating) -> dict[str, Any]:
             "provisional": provisional(r.games)}
 
 
-def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
+NOT_LOADED: Any = object()
+"""``bot_json(check=...)`` default: the bot's admission check is looked up on its own."""
+
+
+def admission_checks(bots: list[Bot]) -> dict[int, HealthCheck]:
+    """The newest admission check of each bot of a list, in one statement (not one per
+    bot)."""
+    ids = [b.id for b in bots]
+    if not ids:
+        return {}
+    newest = (select(func.max(HealthCheck.id))
+              .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
+              .group_by(HealthCheck.bot_id))
+    return {h.bot_id: h for h in session().scalars(
+        select(HealthCheck).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+
+
+def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
+    checks = admission_checks(bots)
+    return [bot_json(b, check=checks.get(b.id)) for b in bots]
+
+
+def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dict[str, Any]:
     ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
     out: dict[str, Any] = {
         "id": bot.id,
@@ -152,7 +174,7 @@ def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
             "last_reason": bot.last_health_reason,
             "pause_reason": bot.pause_reason if bot.health_paused else "",
         },
-        "check": admission_json(bot),
+        "check": admission_json(bot, check),
         "ratings": [rating_json(r) for r in ratings],
     }
     if private:
@@ -175,9 +197,11 @@ def check_json(check: HealthCheck) -> dict[str, Any]:
     }
 
 
-def admission_json(bot: Bot) -> dict[str, Any] | None:
-    """The newest submission / URL-change / re-check check, with the URL to poll."""
-    check = bot_service.latest_admission_check(session(), bot.id)
+def admission_json(bot: Bot, check: Any = NOT_LOADED) -> dict[str, Any] | None:
+    """The newest submission / URL-change / re-check check, with the URL to poll (``check``:
+    already loaded by a list, see :func:`admission_checks`)."""
+    if check is NOT_LOADED:
+        check = bot_service.latest_admission_check(session(), bot.id)
     if check is None:
         return None
     return {**check_json(check), "url": url_for("api.bot_check", bot_id=bot.id)}
@@ -369,7 +393,7 @@ def list_bots() -> Response:
         else:
             raise ApiError(400, "bad_query",
                            "status must be active, paused, pending, rejected or unhealthy")
-    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json)
+    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json, render_all=bots_json)
 
 
 @bp.get("/bots/<id:bot_id>")

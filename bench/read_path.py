@@ -436,6 +436,9 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
         "/tournaments/new", "/bots/new", "/healthz", "/readyz",
         "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
         f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health",
+        *([f"/api/bots/{busy}/check"] if (Path(arena.__file__).parent / "jobs.py").exists()
+          and "def bot_check(" in (Path(arena.__file__).parent / "api.py").read_text()
+          else []),
         f"/api/bots/{busy}/ratings", f"/api/bots/{busy}/matches",
         f"/api/bots/{busy}/matches?{deep}", "/api/families", "/api/ratings",
         "/api/ratings?page=100&limit=50", "/api/matches", "/api/matches?state=finished",

@@ -115,7 +115,8 @@ def seed(app: Flask, n: int) -> Seeded:
             {"name": f"bot-{i:04d}", "url": f"http://127.0.0.1:9/{i}", "version": 1,
              "token_hash": "0" * 64, "created_at": now, "updated_at": now,
              "owner_paused": False, "health_paused": False, "health_failures": 0,
-             "last_health_reason": "", "idle_since": now, "info": {"name": f"b{i}"}}
+             "last_health_reason": "", "idle_since": now, "info": {"name": f"b{i}"},
+             "check_state": "passed", "endpoint": f"http://127.0.0.1:9/{i}"}
             for i in range(n)])
         bots = list(s.scalars(select(Bot.id).order_by(Bot.id)))
         s.execute(insert(BotVersion), [
@@ -123,8 +124,9 @@ def seed(app: Flask, n: int) -> Seeded:
              "info": {}} for b in bots])
         versions = dict(s.execute(select(BotVersion.bot_id, BotVersion.id)).all())
         s.execute(insert(HealthCheck), [
-            {"bot_id": b, "at": now, "url": "http://127.0.0.1:9/", "ok": True, "reason": ""}
-            for b in bots for _ in range(3)])
+            {"bot_id": b, "at": now, "url": "http://127.0.0.1:9/", "ok": True, "reason": "",
+             "state": "done", "purpose": "submit" if i == 0 else "sweep"}
+            for b in bots for i in range(3)])
         limits = Limits().to_json()
         s.execute(insert(Match), [
             {"kind": "ladder", "state": "queued", "ruleset": "standard",
@@ -186,6 +188,7 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "api.show_bot": lambda d: [f"/api/bots/{d.busy}"],
     "api.bot_versions": lambda d: [f"/api/bots/{d.busy}/versions"],
     "api.bot_health": lambda d: [f"/api/bots/{d.busy}/health"],
+    "api.bot_check": lambda d: [f"/api/bots/{d.busy}/check"],
     "api.bot_rating_history": lambda d: [f"/api/bots/{d.busy}/ratings?limit=200"],
     "api.bot_matches": lambda d: [f"/api/bots/{d.busy}/matches?limit=200"],
     "api.list_families": lambda d: ["/api/families"],
