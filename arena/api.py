@@ -4,9 +4,15 @@ Views validate, write rows and enqueue jobs; they never run a match and never ca
 a submitted or changed URL is checked by a job (202 with a ``check_url`` to poll).
 
 Authentication: ``Authorization: Bearer <token>``, the bot's owner token (shown once, at
-creation) or the operator's ``ADMIN_TOKEN``.  Lists take ``page`` (from 1) and ``limit``
-(up to ``API_MAX_PAGE_LIMIT``) and answer ``{"items", "page", "limit", "total",
-"next_page"}``.
+creation) or the operator's ``ADMIN_TOKEN``.  Short lists (bots, versions, the leaderboard)
+take ``page`` (from 1) and ``limit`` (up to ``API_MAX_PAGE_LIMIT``) and answer ``{"items",
+"page", "limit", "total", "next_page"}``.  Lists that grow without bound (matches, a bot's
+matches, rating history, health checks) are keyset-paginated (:mod:`arena.pagination`):
+``limit`` and an opaque ``cursor``, answering ``{"items", "limit", "next_cursor"}``.
+
+Every list loads its rows' related rows (seats, bots, versions, ratings) eagerly, so a page
+costs the same few statements whatever its length and the size of the database
+(``tests/arena/test_read_path.py`` counts them).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, contains_eager, joinedload, selectinload
 
 from referee import log as referee_log
 from referee.match import Limits
@@ -53,6 +59,7 @@ from .models import (
     utcnow,
 )
 from .openapi import openapi_document
+from .pagination import keyset_args, keyset_page
 from .security import bearer_token, hash_token, is_admin, new_token, token_matches
 from .signing import bot_secret, rotate
 from .storage import session
@@ -69,7 +76,9 @@ def iso(value: Any) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
-def paginate(stmt: Select[Any], render: Any) -> Response:
+def paginate(stmt: Select[Any], render: Any, *, render_all: Any = None) -> Response:
+    """An offset page of a short list (``render`` per row, or ``render_all`` for the whole
+    page at once when rows need related data loaded together)."""
     cfg = current_app.config
     page = query_int("page", 1, 1, 1_000_000)
     limit = query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
@@ -77,7 +86,7 @@ def paginate(stmt: Select[Any], render: Any) -> Response:
     total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
     rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()
     return jsonify({
-        "items": [render(r) for r in rows],
+        "items": render_all(rows) if render_all is not None else [render(r) for r in rows],
         "page": page,
         "limit": limit,
         "total": total,
@@ -127,9 +136,30 @@ def rating_json(r: Rating) -> dict[str, Any]:
             "provisional": provisional(r.games)}
 
 
-def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
-    ratings = session().scalars(select(Rating).where(Rating.bot_id == bot.id)
-                                .order_by(Rating.family)).all()
+NOT_LOADED: Any = object()
+"""``bot_json(check=...)`` default: the bot's admission check is looked up on its own."""
+
+
+def admission_checks(bots: list[Bot]) -> dict[int, HealthCheck]:
+    """The newest admission check of each bot of a list, in one statement (not one per
+    bot)."""
+    ids = [b.id for b in bots]
+    if not ids:
+        return {}
+    newest = (select(func.max(HealthCheck.id))
+              .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
+              .group_by(HealthCheck.bot_id))
+    return {h.bot_id: h for h in session().scalars(
+        select(HealthCheck).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+
+
+def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
+    checks = admission_checks(bots)
+    return [bot_json(b, check=checks.get(b.id)) for b in bots]
+
+
+def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dict[str, Any]:
+    ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
     out: dict[str, Any] = {
         "id": bot.id,
         "name": bot.name,
@@ -144,7 +174,7 @@ def bot_json(bot: Bot, *, private: bool = False) -> dict[str, Any]:
             "last_reason": bot.last_health_reason,
             "pause_reason": bot.pause_reason if bot.health_paused else "",
         },
-        "check": admission_json(bot),
+        "check": admission_json(bot, check),
         "ratings": [rating_json(r) for r in ratings],
     }
     if private:
@@ -167,9 +197,11 @@ def check_json(check: HealthCheck) -> dict[str, Any]:
     }
 
 
-def admission_json(bot: Bot) -> dict[str, Any] | None:
-    """The newest submission / URL-change / re-check check, with the URL to poll."""
-    check = bot_service.latest_admission_check(session(), bot.id)
+def admission_json(bot: Bot, check: Any = NOT_LOADED) -> dict[str, Any] | None:
+    """The newest submission / URL-change / re-check check, with the URL to poll (``check``:
+    already loaded by a list, see :func:`admission_checks`)."""
+    if check is NOT_LOADED:
+        check = bot_service.latest_admission_check(session(), bot.id)
     if check is None:
         return None
     return {**check_json(check), "url": url_for("api.bot_check", bot_id=bot.id)}
@@ -204,6 +236,64 @@ def seat_json(seat: MatchSeat) -> dict[str, Any]:
         "latency": {"calls": seat.calls, "p50_ms": seat.p50_ms, "p95_ms": seat.p95_ms,
                     "max_ms": seat.max_ms},
     }
+
+
+def seats_loaded() -> Any:
+    """Loader option: every seat of the matches with its bot and bot version, in one more
+    query for a whole page."""
+    return selectinload(Match.seats).options(joinedload(MatchSeat.bot),
+                                            joinedload(MatchSeat.bot_version))
+
+
+def matches_page(kind: str, ids_stmt: Select[Any]) -> Response:
+    """One keyset page of matches, newest first: ``ids_stmt`` selects match ids in
+    descending order (the caller adds the filters); this adds the cursor and the limit,
+    then reads those matches and their seats in two more statements."""
+    key, limit = keyset_args(kind)
+    id_col = ids_stmt.selected_columns[0]
+    if key is not None:
+        ids_stmt = ids_stmt.where(id_col < key)
+    ids = list(session().scalars(ids_stmt.order_by(id_col.desc()).limit(limit + 1)))
+    items = match_summaries(ids[:limit])
+    return jsonify(keyset_page(kind, items, ids, limit, lambda i: i))
+
+
+def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
+    """``match_json(m, detail=False)`` of each match, in the order of ``ids``, from two
+    column queries (no ORM objects: a page of 200 matches would build 1,000 of them)."""
+    if not ids:
+        return []
+    s = session()
+    seats: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for row in s.execute(
+            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
+                   BotVersion.version, MatchSeat.rank, MatchSeat.score, MatchSeat.wins,
+                   MatchSeat.strikes, MatchSeat.forfeited, MatchSeat.calls, MatchSeat.p50_ms,
+                   MatchSeat.p95_ms, MatchSeat.max_ms)
+            .join(Bot, Bot.id == MatchSeat.bot_id)
+            .join(BotVersion, BotVersion.id == MatchSeat.bot_version_id)
+            .where(MatchSeat.match_id.in_(ids)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+        seats[row.match_id].append({
+            "seat": row.seat, "bot": {"id": row.bot_id, "name": row.name},
+            "bot_version": row.version, "rank": row.rank, "score": row.score,
+            "wins": row.wins, "strikes": row.strikes, "forfeited": row.forfeited,
+            "latency": {"calls": row.calls, "p50_ms": row.p50_ms, "p95_ms": row.p95_ms,
+                        "max_ms": row.max_ms}})
+    log_url = url_for("api.match_log", match_id=1).rsplit("/1/", 1)
+    out: dict[int, dict[str, Any]] = {}
+    for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset, Match.family,
+                              Match.deals, Match.rated, Match.created_at, Match.started_at,
+                              Match.finished_at).where(Match.id.in_(ids))):
+        d: dict[str, Any] = {
+            "id": m.id, "kind": m.kind, "state": m.state, "ruleset": m.ruleset,
+            "family": m.family, "deals": m.deals, "rated": m.rated,
+            "created_at": iso(m.created_at), "started_at": iso(m.started_at),
+            "finished_at": iso(m.finished_at), "seats": seats[m.id]}
+        if m.state == "finished":
+            d["standings"] = sorted(seats[m.id], key=lambda x: (x["rank"], x["seat"]))
+            d["log_url"] = f"{log_url[0]}/{m.id}/{log_url[1]}"
+        out[m.id] = d
+    return [out[i] for i in ids if i in out]
 
 
 def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
@@ -303,7 +393,7 @@ def list_bots() -> Response:
         else:
             raise ApiError(400, "bad_query",
                            "status must be active, paused, pending, rejected or unhealthy")
-    return paginate(stmt, bot_json)
+    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json, render_all=bots_json)
 
 
 @bp.get("/bots/<id:bot_id>")
@@ -446,35 +536,44 @@ def bot_health(bot_id: int) -> Response:
                 "state": bot_service.check_state(h), "purpose": h.purpose,
                 "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
 
-    return paginate(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
-                    .order_by(HealthCheck.id.desc()), render)
+    key, limit = keyset_args("health")
+    stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+    if key is not None:
+        stmt = stmt.where(HealthCheck.id < key)
+    rows = list(session().scalars(stmt.order_by(HealthCheck.id.desc()).limit(limit + 1)))
+    return jsonify(keyset_page("health", [render(h) for h in rows], rows, limit,
+                               lambda h: h.id))
 
 
 @bp.get("/bots/<id:bot_id>/ratings")
 @limited("pages")
 def bot_rating_history(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
+    key, limit = keyset_args("ratings")
     stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
     family = request.args.get("family")
     if family is not None:
         stmt = stmt.where(RatingEvent.family == family)
+    if key is not None:
+        stmt = stmt.where(RatingEvent.id > key)
 
     def render(e: RatingEvent) -> dict[str, Any]:
         return {"match_id": e.match_id, "family": e.family, "before": e.before,
                 "after": e.after, "delta": e.after - e.before, "games": e.games,
                 "provisional": provisional(e.games), "at": iso(e.created_at)}
 
-    return paginate(stmt.order_by(RatingEvent.id), render)
+    rows = list(session().scalars(stmt.order_by(RatingEvent.id).limit(limit + 1)))
+    return jsonify(keyset_page("ratings", [render(e) for e in rows], rows, limit,
+                               lambda e: e.id))
 
 
 @bp.get("/bots/<id:bot_id>/matches")
 @limited("pages")
 def bot_matches(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
-    stmt = (select(Match).where(Match.id.in_(select(MatchSeat.match_id)
-                                             .where(MatchSeat.bot_id == bot.id)))
-            .order_by(Match.id.desc()))
-    return paginate(stmt, lambda m: match_json(m, detail=False))
+    # ix_match_seats_bot_id_match_id, read backwards from the cursor.
+    return matches_page("bot-matches", select(MatchSeat.match_id).distinct()
+                      .where(MatchSeat.bot_id == bot.id))
 
 
 # --- ratings -----------------------------------------------------------------------------
@@ -500,7 +599,8 @@ def list_families() -> Response:
 @limited("pages")
 def leaderboard() -> Response:
     family = request.args.get("family", "classic")
-    stmt = (select(Rating).join(Bot).where(Rating.family == family, Bot.deleted_at.is_(None))
+    stmt = (select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Bot.deleted_at.is_(None))
             .order_by(Rating.rating.desc(), Rating.bot_id))
     page = query_int("page", 1, 1, 1_000_000)
     limit = query_int("limit", int(current_app.config["API_PAGE_LIMIT"]), 1,
@@ -508,7 +608,8 @@ def leaderboard() -> Response:
     first_rank = (page - 1) * limit
 
     rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
-    total = session().scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    total = session().scalar(select(func.count()).select_from(Rating).join(Rating.bot).where(
+        Rating.family == family, Bot.deleted_at.is_(None))) or 0
     items = [
         {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
                                              "status": r.bot.status},
@@ -525,17 +626,21 @@ def leaderboard() -> Response:
 @bp.get("/matches")
 @limited("pages")
 def list_matches() -> Response:
-    stmt = select(Match).order_by(Match.id.desc())
     state = request.args.get("state")
-    if state is not None:
-        if state not in ("queued", "running", "finished", "failed"):
-            raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
-        stmt = stmt.where(Match.state == state)
+    if state is not None and state not in ("queued", "running", "finished", "failed"):
+        raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
     if "bot" in request.args:
         bot_id = query_int("bot", 0, 1, 2**62)
-        stmt = stmt.where(Match.id.in_(select(MatchSeat.match_id)
-                                       .where(MatchSeat.bot_id == bot_id)))
-    return paginate(stmt, lambda m: match_json(m, detail=False))
+        # ix_match_seats_bot_id_match_id (then the match's state by primary key).
+        ids = select(MatchSeat.match_id).distinct().where(MatchSeat.bot_id == bot_id)
+        if state is not None:
+            ids = ids.join(Match, Match.id == MatchSeat.match_id).where(Match.state == state)
+    else:
+        # ix_matches_state_id with a state, the primary key without.
+        ids = select(Match.id)
+        if state is not None:
+            ids = ids.where(Match.state == state)
+    return matches_page("matches", ids)
 
 
 def _limits(data: Any) -> Limits:
@@ -606,7 +711,10 @@ def create_match_view() -> Response:
 
 @bp.get("/matches/<id:match_id>")
 def show_match(match_id: int) -> Response:
-    return jsonify(match_json(get_match(match_id)))
+    match = session().get(Match, match_id, options=[seats_loaded(), selectinload(Match.result)])
+    if match is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    return jsonify(match_json(match))
 
 
 @bp.get("/matches/<id:match_id>/log")

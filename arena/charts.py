@@ -50,18 +50,20 @@ def nice_step(span: float, target: int = 5) -> float:
 
 
 def rating_chart(
-    histories: Sequence[tuple[str, Sequence[float], str | None]],
+    histories: Sequence[tuple[str, Sequence[tuple[float, float]], str | None]],
     *,
     width: int = 1080,
     height: int = 300,
     x_label: str = "games",
 ) -> Chart:
-    """Lines of rating after each game: ``histories`` holds (name, ratings, link); the first
-    value of each is the rating before its first game."""
+    """Lines of rating after each game: ``histories`` holds (name, points, link), each point
+    ``(games played, rating after them)``, the first at 0 games (the rating before its first
+    game).  The points are already downsampled (:func:`arena.ratings.rating_series`), so
+    the picture costs the same for 10 or 100,000 games."""
     left, right, top, bottom = 48, 16, 12, 28
-    values = [v for _, h, _ in histories for v in h]
-    longest = max((len(h) for _, h, _ in histories), default=0)
-    if not values or longest < 2:
+    values = [v for _, h, _ in histories for _, v in h]
+    longest = max((h[-1][0] for _, h, _ in histories if h), default=0.0)
+    if not values or longest < 1:
         return Chart(width, height, left, top, right, bottom, [], [], [], empty=True)
     lo, hi = min(values), max(values)
     if hi - lo < 20:
@@ -71,15 +73,15 @@ def rating_chart(
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     pw, ph = width - left - right, height - top - bottom
 
-    def x(i: int) -> float:
-        return left + pw * i / (longest - 1)
+    def x(g: float) -> float:
+        return left + pw * g / longest
 
     def y(v: float) -> float:
         return top + ph * (1 - (v - lo) / (hi - lo))
 
     series = []
     for k, (name, hist, href) in enumerate(histories):
-        pts = [(round(x(i), 1), round(y(v), 1)) for i, v in enumerate(hist)]
+        pts = [(round(x(g), 1), round(y(v), 1)) for g, v in hist]
         if not pts:
             continue
         series.append(Series(name, PALETTE[k % len(PALETTE)],
@@ -90,8 +92,8 @@ def rating_chart(
     while v <= hi + 1e-9:
         yticks.append((round(y(v), 1), f"{v:.0f}"))
         v += step
-    xstep = max(1, int(nice_step(longest - 1, 6)))
-    xticks = [(round(x(i), 1), str(i)) for i in range(0, longest, xstep)]
+    xstep = max(1, int(nice_step(longest, 6)))
+    xticks = [(round(x(i), 1), str(i)) for i in range(0, int(longest) + 1, xstep)]
     return Chart(width, height, left, top, right, bottom, series, yticks, xticks)
 
 

@@ -219,6 +219,23 @@ class Defaults:
     """Default page size of list endpoints."""
     API_MAX_PAGE_LIMIT: int = 200
     """Largest page size a client may ask for."""
+    LEADERBOARD_PAGE_SIZE: int = 50
+    """Rows per page of the leaderboard page (it is paginated and searchable by name
+    prefix, so its size and cost do not grow with the number of bots)."""
+    RECENT_MATCHES: int = 20
+    """Matches listed on a bot's page (newest first; older ones through the API)."""
+    CHART_POINTS: int = 200
+    """Most points a rating chart draws per bot: the history is sampled server-side at this
+    many evenly spaced games, so a chart costs the same for 10 or 100,000 games."""
+    SITE_COUNTS_TTL_S: float = 10.0
+    """How long the home page reuses its counts of bots and tournaments (one small cached
+    aggregate per process; the count of finished matches is a maintained counter)."""
+    TOURNAMENT_PAGE_TABLES: int = 16
+    """Tables of one round drawn on a tournament page or its live fragment; larger rounds
+    are paginated (``?round=N&tables=PAGE``) so a 256-entrant page stays small."""
+    TOURNAMENT_PAGE_STANDINGS: int = 64
+    """Standings rows shown on a tournament page (the full table is in the API and the
+    archive)."""
     PUBLIC_URL: str = ""
     """Base URL the service is reached at (for links printed by the CLI); empty: derived."""
 

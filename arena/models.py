@@ -136,6 +136,8 @@ class Bot(Base):
     versions: Mapped[list[BotVersion]] = relationship(
         back_populates="bot", order_by="BotVersion.version"
     )
+    ratings: Mapped[list[Rating]] = relationship(viewonly=True, order_by="Rating.family")
+    """Read-only: lets lists eager-load every bot's ratings in one query (no N+1)."""
 
     @property
     def status(self) -> str:
@@ -177,9 +179,13 @@ class HealthCheck(Base):
     """
 
     __tablename__ = "health_checks"
+    __table_args__ = (
+        # A bot's newest checks: WHERE bot_id = ? ORDER BY id DESC LIMIT n (bot page, API).
+        Index("ix_health_checks_bot_id_id", "bot_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
     at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     url: Mapped[str] = mapped_column(Text)
     ok: Mapped[bool] = mapped_column(Boolean)
@@ -198,7 +204,15 @@ class HealthCheck(Base):
 
 class Match(Base):
     __tablename__ = "matches"
-    __table_args__ = (Index("ix_matches_state_created", "state", "created_at"),)
+    __table_args__ = (
+        Index("ix_matches_state_created", "state", "created_at"),
+        # The latest finished matches (home page): WHERE state = 'finished'
+        # ORDER BY finished_at DESC, id DESC LIMIT n.
+        Index("ix_matches_state_finished_at", "state", "finished_at", "id"),
+        # Match lists filtered by state, newest first, keyset-paginated:
+        # WHERE state = ? AND id < :cursor ORDER BY id DESC LIMIT n.
+        Index("ix_matches_state_id", "state", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))
@@ -236,12 +250,17 @@ class MatchSeat(Base):
     """Who sat where, and (once finished) how that seat did."""
 
     __tablename__ = "match_seats"
-    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+    __table_args__ = (
+        UniqueConstraint("match_id", "seat"),
+        # A bot's matches, newest first, keyset-paginated (bot page, /api/bots/<id>/matches,
+        # /api/matches?bot=): WHERE bot_id = ? AND match_id < :cursor ORDER BY match_id DESC.
+        Index("ix_match_seats_bot_id_match_id", "bot_id", "match_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
     seat: Mapped[int] = mapped_column(Integer)
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
     bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
     rank: Mapped[int | None] = mapped_column(Integer, default=None)
     score: Mapped[int | None] = mapped_column(Integer, default=None)
@@ -292,6 +311,12 @@ class RatingFamily(Base):
 
 class Rating(Base):
     __tablename__ = "ratings"
+    __table_args__ = (
+        # The leaderboard of a family: WHERE family = ? ORDER BY rating DESC, bot_id
+        # LIMIT n OFFSET m (and the rank of a rating: COUNT(*) WHERE family = ? AND
+        # rating > ?).
+        Index("ix_ratings_family_rating", "family", "rating", "bot_id"),
+    )
 
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
     family: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -306,12 +331,20 @@ class RatingEvent(Base):
     """A rating change: one per rated match and bot (unique), so it can never apply twice."""
 
     __tablename__ = "rating_events"
-    __table_args__ = (UniqueConstraint("match_id", "bot_id"),)
+    __table_args__ = (
+        UniqueConstraint("match_id", "bot_id"),
+        # A bot's rating history, keyset-paginated (/api/bots/<id>/ratings):
+        # WHERE bot_id = ? AND id > :cursor ORDER BY id LIMIT n.
+        Index("ix_rating_events_bot_id_id", "bot_id", "id"),
+        # Downsampled rating charts: WHERE bot_id = ? AND family = ? AND games IN (...)
+        # (a fixed number of evenly spaced games, whatever the bot's history length).
+        Index("ix_rating_events_bot_id_family_games", "bot_id", "family", "games"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     result_id: Mapped[int] = mapped_column(ForeignKey("match_results.id"), index=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
     family: Mapped[str] = mapped_column(String(64))
     before: Mapped[float] = mapped_column(Float)
     after: Mapped[float] = mapped_column(Float)

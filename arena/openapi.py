@@ -51,6 +51,27 @@ def _page_of(name: str) -> dict[str, Any]:
     }
 
 
+def _cursor_page_of(name: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["items", "limit", "next_cursor"],
+        "properties": {
+            "items": {"type": "array", "items": _ref(name)},
+            "limit": {"type": "integer", "minimum": 1},
+            "next_cursor": {"type": ["string", "null"],
+                            "description": "pass back as ?cursor= for the next page; null "
+                                           "on the last page"},
+        },
+    }
+
+
+CURSOR_PAGING = [
+    {"name": "cursor", "in": "query", "description": "opaque next_cursor of the previous "
+     "page (keyset pagination: stable while rows are added)", "schema": {"type": "string"}},
+    {"name": "limit", "in": "query", "description": "page size (at most API_MAX_PAGE_LIMIT)",
+     "schema": {"type": "integer", "minimum": 1, "default": 50}},
+]
+
 PAGING = [
     {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}},
     {"name": "limit", "in": "query", "description": "page size (at most API_MAX_PAGE_LIMIT)",
@@ -328,22 +349,26 @@ def openapi_document() -> dict[str, Any]:
         },
         "/api/bots/{bot_id}/health": {
             "parameters": [_id("bot_id")],
-            "get": {"summary": "Health checks of the bot, newest first", "parameters": PAGING,
-                    "responses": {"200": _json(_page_of("HealthCheck"), "checks"),
+            "get": {"summary": "Health checks of the bot, newest first",
+                    "parameters": CURSOR_PAGING,
+                    "responses": {"200": _json(_cursor_page_of("HealthCheck"), "checks"),
                                   "400": E400, "404": E404}},
         },
         "/api/bots/{bot_id}/ratings": {
             "parameters": [_id("bot_id")],
             "get": {"summary": "Rating history of the bot, oldest first",
-                    "parameters": [*PAGING, {"name": "family", "in": "query",
-                                             "schema": {"type": "string"}}],
-                    "responses": {"200": _json(_page_of("RatingEvent"), "rating changes"),
+                    "parameters": [*CURSOR_PAGING, {"name": "family", "in": "query",
+                                                    "schema": {"type": "string"}}],
+                    "responses": {"200": _json(_cursor_page_of("RatingEvent"),
+                                               "rating changes"),
                                   "400": E400, "404": E404}},
         },
         "/api/bots/{bot_id}/matches": {
             "parameters": [_id("bot_id")],
-            "get": {"summary": "Matches the bot sat in, newest first", "parameters": PAGING,
-                    "responses": {"200": _json(_page_of("Match"), "matches"), "400": E400,
+            "get": {"summary": "Matches the bot sat in, newest first",
+                    "parameters": CURSOR_PAGING,
+                    "responses": {"200": _json(_cursor_page_of("Match"), "matches"),
+                                  "400": E400,
                                   "404": E404}},
         },
         "/api/families": {
@@ -362,11 +387,12 @@ def openapi_document() -> dict[str, Any]:
         "/api/matches": {
             "get": {
                 "summary": "List matches, newest first",
-                "parameters": [*PAGING,
+                "parameters": [*CURSOR_PAGING,
                                {"name": "state", "in": "query", "schema": {
                                    "enum": ["queued", "running", "finished", "failed"]}},
                                {"name": "bot", "in": "query", "schema": {"type": "integer"}}],
-                "responses": {"200": _json(_page_of("Match"), "matches"), "400": E400},
+                "responses": {"200": _json(_cursor_page_of("Match"), "matches"),
+                              "400": E400},
             },
             "post": {
                 "summary": "Create a match (operator); it is queued and played by a worker",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -199,3 +200,58 @@ def provisional(games: int, threshold: int) -> bool:
 
 def leaderboard_key(ratings: Mapping[int, float]) -> list[int]:
     return sorted(ratings, key=lambda b: (-ratings[b], b))
+
+
+# --- reading (pages) ---------------------------------------------------------------------
+
+
+def sample_games(games: int, points: int) -> list[int]:
+    """At most ``points`` evenly spaced game numbers from 1 to ``games``, always both ends
+    (the whole history when it is short)."""
+    if games <= 0:
+        return []
+    if games <= points:
+        return list(range(1, games + 1))
+    k = max(2, points)
+    return sorted({1 + round(i * (games - 1) / (k - 1)) for i in range(k)})
+
+
+def rating_series(s: Session, family: str, games_of: Mapping[int, int],
+                  points: int) -> dict[int, list[tuple[float, float]]]:
+    """Each bot's rating history in ``family`` downsampled server-side: ``(games played,
+    rating after them)`` at no more than ``points`` evenly spaced games (plus the starting
+    rating at 0 games), whatever the length of the history.
+
+    ``games_of`` maps each bot to its rated games in the family (``Rating.games``: the
+    newest event's ``games``).  One indexed query per bot (``ix_rating_events_bot_id_family
+    _games``), each reading at most ``points`` rows; the number of bots is the caller's
+    fixed bound (a chart's lines)."""
+    out: dict[int, list[tuple[float, float]]] = {}
+    for bot_id, games in games_of.items():
+        wanted = sample_games(games, points - 1)
+        if not wanted:
+            out[bot_id] = []
+            continue
+        rows = s.execute(
+            select(RatingEvent.games, RatingEvent.before, RatingEvent.after)
+            .where(RatingEvent.bot_id == bot_id, RatingEvent.family == family,
+                   _one_of(s, RatingEvent.games, wanted))
+            .order_by(RatingEvent.games, RatingEvent.id)).all()
+        by_games = {g: (before, after) for g, before, after in rows}  # the newest wins
+        line: list[tuple[float, float]] = []
+        if 1 in by_games:
+            line.append((0.0, float(by_games[1][0])))
+        line += [(float(g), float(by_games[g][1])) for g in sorted(by_games)]
+        out[bot_id] = line
+    return out
+
+
+def _one_of(s: Session, column: Any, values: list[int]) -> Any:
+    """``column IN values``; on PostgreSQL as ``= ANY(:array)``, one bound array instead of
+    hundreds of parameters (compiling and sending those cost more than the query)."""
+    if s.get_bind().dialect.name == "postgresql":
+        from sqlalchemy import Integer, any_, bindparam
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        return column == any_(bindparam("one_of", values, type_=ARRAY(Integer)))
+    return column.in_(values)

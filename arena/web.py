@@ -26,6 +26,8 @@ import json
 import logging
 import secrets
 import statistics
+import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -42,6 +44,7 @@ from flask import (
 from flask import session as cookie_session
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import contains_eager, selectinload
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from referee import preset_names
@@ -50,14 +53,22 @@ from . import bots as bot_service
 from .charts import bracket_layout, rating_chart
 from .errors import ApiError
 from .limits import limited
-from .models import Bot, Match, MatchResult, MatchSeat, Rating, RatingEvent
+from .models import Bot, Match, MatchResult, MatchSeat, Rating, RatingEvent, RatingFamily
 from .queue import get_queue
+from .ratings import rating_series
 from .replay import replay_frames
 from .security import hash_token, is_admin, new_token, token_matches
 from .signing import bot_secret, rotate
 from .storage import get_db, session
 from .tournaments.models import Tournament, TournamentMatch
-from .tournaments.present import bracket_json, live_tag, standings_json, tournament_json
+from .tournaments.present import (
+    bracket_json,
+    live_tag,
+    round_sizes,
+    standings_json,
+    summaries,
+    tournament_json,
+)
 
 bp = Blueprint("web", __name__)
 log = logging.getLogger(__name__)
@@ -65,8 +76,9 @@ log = logging.getLogger(__name__)
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")
-RECENT = 20
 CHART_BOTS = 8
+"""Lines on the leaderboard's chart (the top of the page shown)."""
+NAME_PREFIX_MAX = 64
 FORMAT_NAMES = {"round_robin": "Round robin", "swiss": "Swiss", "knockout": "Knockout"}
 
 
@@ -135,16 +147,72 @@ def _family_default() -> str:
     return "classic"
 
 
-def rating_histories(bot_ids: list[int], family: str) -> dict[int, list[float]]:
-    out: dict[int, list[float]] = {}
-    if not bot_ids:
-        return out
-    for e in session().scalars(select(RatingEvent).where(
-            RatingEvent.bot_id.in_(bot_ids), RatingEvent.family == family)
-            .order_by(RatingEvent.id)):
-        hist = out.setdefault(e.bot_id, [e.before])
-        hist.append(e.after)
-    return out
+def seats_with_bots() -> Any:
+    """Loader option: a match's seats with their bots, in one more query for any number of
+    matches (never one lazy query per row)."""
+    return selectinload(Match.seats).joinedload(MatchSeat.bot)
+
+
+class SiteCounts:
+    """The home page's counts of bots and tournaments, cached per process for
+    ``SITE_COUNTS_TTL_S`` (a small aggregate, not a scan per hit).  The count of finished
+    matches needs no cache: it is the sum of the per-family counters (``RatingFamily
+    .results``) that the finishing transaction increments."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at = -1e18
+        self._key = ""
+        self._value: tuple[int, int] = (0, 0)
+
+    def get(self, key: str, ttl_s: float) -> tuple[int, int]:
+        now = time.monotonic()
+        with self._lock:
+            if key == self._key and now - self._at < ttl_s:
+                return self._value
+        s = session()
+        bots = s.scalar(select(func.count()).select_from(Bot).where(Bot.deleted_at.is_(None)))
+        n_tournaments = s.scalar(select(func.count()).select_from(Tournament))
+        value = (int(bots or 0), int(n_tournaments or 0))
+        with self._lock:
+            self._key, self._at, self._value = key, now, value
+        return value
+
+
+SITE_COUNTS = SiteCounts()
+
+
+class RenderCache:
+    """Rendered tournament pages and live fragments, per process, keyed by what they show:
+    the tournament's live tag (its version and match counts per state, which change with
+    everything the page draws), the round and table page asked for, and the template.  A
+    crowd polling a 256-entrant tournament costs one small statement per poll instead of a
+    full render; the newest ``size`` renders are kept."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._items: dict[tuple[Any, ...], str] = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def get(self, key: tuple[Any, ...], render: Any) -> str:
+        with self._lock:
+            hit = self._items.pop(key, None)
+            if hit is not None:
+                self._items[key] = hit  # most recent last
+                return hit
+        html = str(render())
+        with self._lock:
+            self._items[key] = html
+            while len(self._items) > self._size:
+                self._items.pop(next(iter(self._items)))
+        return html
+
+
+TOURNAMENT_RENDERS = RenderCache()
 
 
 # --- home ------------------------------------------------------------------------------------
@@ -153,21 +221,24 @@ def rating_histories(bot_ids: list[int], family: str) -> dict[int, list[float]]:
 @bp.get("/")
 def home() -> str:
     s = session()
-    bots = s.scalar(select(func.count()).select_from(Bot).where(Bot.deleted_at.is_(None)))
-    finished = s.scalar(select(func.count()).select_from(Match)
-                        .where(Match.state == "finished"))
+    cfg = current_app.config
+    bots, n_tournaments = SITE_COUNTS.get(str(cfg["DATABASE_URL"]),
+                                          float(cfg["SITE_COUNTS_TTL_S"]))
+    finished = s.scalar(select(func.coalesce(func.sum(RatingFamily.results), 0)))
     live = s.scalars(select(Tournament).where(Tournament.state == "running")
                      .order_by(Tournament.id.desc()).limit(5)).all()
     recent_t = s.scalars(select(Tournament).where(Tournament.state == "finished")
                          .order_by(Tournament.id.desc()).limit(5)).all()
-    top = s.scalars(select(Rating).join(Bot).where(Rating.family == _family_default(),
-                                                   Bot.deleted_at.is_(None))
+    top = s.scalars(select(Rating).join(Rating.bot).where(Rating.family == _family_default(),
+                                                         Bot.deleted_at.is_(None))
+                    .options(contains_eager(Rating.bot))
                     .order_by(Rating.rating.desc(), Rating.bot_id).limit(5)).all()
+    # ix_matches_state_finished_at: the newest six, read backwards from the index.
     recent = s.scalars(select(Match).where(Match.state == "finished")
+                       .options(seats_with_bots())
                        .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)).all()
-    n_tournaments = s.scalar(select(func.count()).select_from(Tournament))
-    return render_template("home.html", bots=bots or 0, finished=finished or 0,
-                           n_tournaments=n_tournaments or 0, live=live, recent_t=recent_t,
+    return render_template("home.html", bots=bots, finished=int(finished or 0),
+                           n_tournaments=n_tournaments, live=live, recent_t=recent_t,
                            top=top, recent=recent)
 
 
@@ -250,17 +321,24 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
              status: int = 200) -> tuple[str, int] | str:
     s = session()
+    cfg = current_app.config
     bot = s.get(Bot, bot_id)
     if bot is None:
         return page_not_found(f"bot {bot_id}")
     ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
                         .order_by(Rating.games.desc())).all()
     charts = []
-    for r in ratings:
-        hist = rating_histories([bot.id], r.family).get(bot.id, [])
-        charts.append((r, rating_chart([(bot.name, hist, None)], height=260)))
-    seats = s.scalars(select(MatchSeat).join(Match).where(MatchSeat.bot_id == bot.id)
-                      .order_by(MatchSeat.match_id.desc()).limit(RECENT)).all()
+    for r in ratings:  # one per rating family (a fixed, small set)
+        hist = rating_series(s, r.family, {bot.id: r.games}, int(cfg["CHART_POINTS"]))
+        charts.append((r, rating_chart([(bot.name, hist.get(bot.id, []), None)],
+                                       height=260)))
+    # ix_match_seats_bot_id_match_id, read backwards; matches, their seats, bots and
+    # results in three more queries whatever the number of rows.
+    seats = s.scalars(select(MatchSeat).where(MatchSeat.bot_id == bot.id)
+                      .options(selectinload(MatchSeat.match).options(
+                          seats_with_bots(), selectinload(Match.result)))
+                      .order_by(MatchSeat.match_id.desc())
+                      .limit(int(cfg["RECENT_MATCHES"]))).all()
     finished = [x for x in seats if x.match.state == "finished"]
     p50s = [x.p50_ms for x in finished if x.p50_ms is not None]
     p95s = [x.p95_ms for x in finished if x.p95_ms is not None]
@@ -283,8 +361,9 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     health = bot_service_health(bot)
     admission = bot_service.latest_admission_check(s, bot.id)
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
-                           strikes=strikes[:RECENT], reasons=reasons.most_common(),
-                           health=health, rotate_errors=rotate_errors or [], check=admission,
+                           strikes=strikes[:int(cfg["RECENT_MATCHES"])],
+                           reasons=reasons.most_common(), health=health,
+                           rotate_errors=rotate_errors or [], check=admission,
                            check_state=admission and bot_service.check_state(admission))
     return (page, status) if status != 200 else page
 
@@ -299,19 +378,52 @@ def bot_service_health(bot: Bot) -> list[Any]:
 @bp.get("/leaderboard")
 @limited("pages")
 def leaderboard() -> str:
+    """One page of a family's leaderboard (``?page=``), optionally only the bots whose name
+    starts with ``?q=`` (case-insensitive), with each row's rank in the whole family."""
     s = session()
+    cfg = current_app.config
     family = request.args.get("family", _family_default())[:64]
-    families = sorted({f for (f,) in s.execute(select(Rating.family).distinct())}
-                      | {_family_default()})
-    rows = s.scalars(select(Rating).join(Bot).where(Rating.family == family,
-                                                    Bot.deleted_at.is_(None))
-                     .order_by(Rating.rating.desc(), Rating.bot_id)).all()
+    q = request.args.get("q", "").strip()[:NAME_PREFIX_MAX]
+    raw_page = request.args.get("page", "1")
+    page = int(raw_page) if raw_page.isascii() and raw_page.isdigit() and len(raw_page) < 7 \
+        else 1
+    page = max(1, page)
+    size = int(cfg["LEADERBOARD_PAGE_SIZE"])
+    families = sorted(set(s.scalars(select(RatingFamily.name))) | {_family_default()})
+    ranked = (select(Rating.bot_id, func.rank().over(
+        order_by=(Rating.rating.desc(), Rating.bot_id)).label("rank"))
+        .join(Rating.bot).where(Rating.family == family, Bot.deleted_at.is_(None)))
+    if q:
+        # The rank in the whole family is a window over the family (10,000 bots: a few
+        # milliseconds); the name filter applies to the ranked rows.
+        sub = ranked.add_columns(Bot.name).subquery()
+        hits = s.execute(select(sub.c.bot_id, sub.c.rank)
+                         .where(func.lower(sub.c.name).startswith(q.lower(), autoescape=True))
+                         .order_by(sub.c.rank).limit(size + 1).offset((page - 1) * size)).all()
+        ids = [b for b, _ in hits]
+        ranks = {b: int(r) for b, r in hits}
+        by_id = {r.bot_id: r for r in s.scalars(
+            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Rating.bot_id.in_(ids)))}
+        rows = [by_id[b] for b in ids if b in by_id]
+    else:
+        # ix_ratings_family_rating: one index range, however many bots.
+        rows = list(s.scalars(
+            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Bot.deleted_at.is_(None))
+            .order_by(Rating.rating.desc(), Rating.bot_id)
+            .limit(size + 1).offset((page - 1) * size)))
+        ranks = {r.bot_id: (page - 1) * size + i + 1 for i, r in enumerate(rows)}
+    more = len(rows) > size
+    rows = rows[:size]
     top = rows[:CHART_BOTS]
-    hist = rating_histories([r.bot_id for r in top], family)
+    hist = rating_series(s, family, {r.bot_id: r.games for r in top}, int(cfg["CHART_POINTS"]))
     chart = rating_chart([(r.bot.name, hist.get(r.bot_id, []),
                            url_for("web.bot_page", bot_id=r.bot_id)) for r in top])
     return render_template("leaderboard.html", family=family, families=families, rows=rows,
-                           chart=chart)
+                           ranks=ranks, chart=chart, q=q, page=page,
+                           next_page=page + 1 if more else None,
+                           prev_page=page - 1 if page > 1 else None)
 
 
 # --- matches ---------------------------------------------------------------------------------
@@ -320,7 +432,7 @@ def leaderboard() -> str:
 @bp.get("/matches/<id:match_id>")
 def match_page(match_id: int) -> tuple[str, int] | str:
     s = session()
-    m = s.get(Match, match_id)
+    m = s.get(Match, match_id, options=[seats_with_bots(), selectinload(Match.result)])
     if m is None:
         return page_not_found(f"match {match_id}")
     link = s.get(TournamentMatch, match_id)
@@ -338,7 +450,7 @@ def match_page(match_id: int) -> tuple[str, int] | str:
 @limited("downloads")
 def match_replay(match_id: int) -> Response:
     s = session()
-    m = s.get(Match, match_id)
+    m = s.get(Match, match_id, options=[seats_with_bots()])
     if m is None:
         raise ApiError(404, "not_found", f"no match {match_id}")
     result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
@@ -361,18 +473,31 @@ def match_replay(match_id: int) -> Response:
 def tournaments() -> str:
     s = session()
     rows = s.scalars(select(Tournament).order_by(Tournament.id.desc()).limit(100)).all()
-    return render_template("tournaments.html",
-                           items=[tournament_json(s, t) for t in rows])
+    return render_template("tournaments.html", items=summaries(s, rows))
+
+
+def _entrant_choices() -> tuple[list[Bot], bool]:
+    """The bots the form offers: at most ``TOURNAMENT_MAX_ENTRANTS``, the highest rated
+    (classic family) first, listed by name; and whether there are more (the API takes any
+    bot ids).  A form of 10,000 checkboxes would be neither usable nor cheap."""
+    cap = int(current_app.config["TOURNAMENT_MAX_ENTRANTS"])
+    rows = list(session().scalars(
+        select(Bot).outerjoin(Rating, (Rating.bot_id == Bot.id)
+                              & (Rating.family == _family_default()))
+        .where(Bot.deleted_at.is_(None))
+        .order_by(Rating.rating.desc().nulls_last(), Bot.id).limit(cap + 1)))
+    return sorted(rows[:cap], key=lambda b: b.name), len(rows) > cap
 
 
 @bp.route("/tournaments/new", methods=["GET", "POST"])
 @limited("admin", methods=("POST",))
 def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     s = session()
-    bots = s.scalars(select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.name)).all()
+    bots, more_bots = _entrant_choices()
     presets = preset_names()
     if request.method == "GET":
-        return render_template("tournament_new.html", bots=bots, presets=presets, errors=[],
+        return render_template("tournament_new.html", bots=bots, more_bots=more_bots,
+                               presets=presets, errors=[],
                                form={"format": "knockout", "ruleset": "standard", "deals": 2,
                                      "advance": 2, "duplicate": True,
                                      "bots": [b.id for b in bots]})
@@ -418,33 +543,76 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
             s.rollback()
             errors.append(exc.message)
     if errors or tid is None:
-        return render_template("tournament_new.html", bots=bots, presets=presets,
-                               errors=errors, form=form), 400
+        return render_template("tournament_new.html", bots=bots, more_bots=more_bots,
+                               presets=presets, errors=errors, form=form), 400
     from .tournaments import service
 
     service.start(current_app._get_current_object(), tid)  # type: ignore[attr-defined]
     return redirect(url_for("web.tournament_page", tournament_id=tid), code=302)
 
 
+def _arg_int(name: str) -> int | None:
+    raw = request.args.get(name, "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else None
+
+
 def _tournament_context(t: Tournament) -> dict[str, Any]:
+    """What the tournament page and its live fragment show.  A small tournament (at most
+    ``TOURNAMENT_PAGE_TABLES`` tables in all) is drawn whole; a larger one shows one round
+    (``?round=``, default the current one) and of it one page of tables (``?tables=``),
+    with links to the others, and the top ``TOURNAMENT_PAGE_STANDINGS`` of the standings:
+    the page's size and its statements do not grow with the entrants."""
     s = session()
-    bracket = bracket_json(s, t)
+    cfg = current_app.config
+    per_page = int(cfg["TOURNAMENT_PAGE_TABLES"])
+    sizes = round_sizes(s, t)
+    whole = sum(sizes.values()) <= per_page
+    nav: dict[str, Any] | None = None
+    if whole:
+        bracket = bracket_json(s, t)
+    else:
+        number = _arg_int("round")
+        if number not in sizes:
+            number = t.current_round if t.current_round in sizes else min(sizes)
+        pages = max(1, -(-sizes[number] // per_page))
+        page = min(max(1, _arg_int("tables") or 1), pages)
+        bracket = bracket_json(s, t, only_round=number,
+                               tables=slice((page - 1) * per_page, page * per_page))
+        nav = {"round": number, "rounds": list(sizes), "page": page, "pages": pages,
+               "tables": sizes[number], "first": (page - 1) * per_page + 1,
+               "last": min(page * per_page, sizes[number])}
     info = tournament_json(s, t)
     standings = standings_json(s, t)
-    layout = bracket_layout(bracket, connectors=t.format == "knockout")
+    shown = int(cfg["TOURNAMENT_PAGE_STANDINGS"])
+    standings_total = len(standings["items"])
+    standings["items"] = standings["items"][:shown]
+    layout = bracket_layout(bracket if whole else {**bracket, "round_sizes": None},
+                            connectors=t.format == "knockout" and whole)
     p = info["progress"]
     total = sum(p.values())
+    live_args = {} if nav is None else {"round": nav["round"], "tables": nav["page"]}
     return {"t": t, "info": info, "bracket": bracket, "standings": standings,
-            "layout": layout, "progress": p, "total": total,
-            "tag": live_tag(s, t)}
+            "standings_total": standings_total, "layout": layout, "progress": p,
+            "total": total, "nav": nav, "tag": live_tag(s, t),
+            "live_url": url_for("web.tournament_live", tournament_id=t.id, **live_args)}
+
+
+def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
+    cfg = current_app.config
+    return (str(cfg["DATABASE_URL"]), cfg["TOURNAMENT_PAGE_TABLES"],
+            cfg["TOURNAMENT_PAGE_STANDINGS"], t.id, tag, request.args.get("round"),
+            request.args.get("tables"))
 
 
 @bp.get("/tournaments/<id:tournament_id>")
 def tournament_page(tournament_id: int) -> tuple[str, int] | str:
-    t = session().get(Tournament, tournament_id)
+    s = session()
+    t = s.get(Tournament, tournament_id)
     if t is None:
         return page_not_found(f"tournament {tournament_id}")
-    return render_template("tournament.html", **_tournament_context(t))
+    key = ("page", *_render_key(t, live_tag(s, t)))
+    return TOURNAMENT_RENDERS.get(
+        key, lambda: render_template("tournament.html", **_tournament_context(t)))
 
 
 @bp.get("/tournaments/<id:tournament_id>/live")
@@ -458,7 +626,9 @@ def tournament_live(tournament_id: int) -> Response:
     if tag in [x.strip() for x in request.headers.get("If-None-Match", "").split(",")]:
         resp = Response(status=304)
     else:
-        resp = Response(render_template("_tournament_live.html", **_tournament_context(t)))
+        key = ("live", *_render_key(t, tag))
+        resp = Response(TOURNAMENT_RENDERS.get(
+            key, lambda: render_template("_tournament_live.html", **_tournament_context(t))))
     resp.headers["ETag"] = tag
     resp.headers["Cache-Control"] = "no-cache"
     resp.headers["X-Tournament-State"] = t.state

@@ -28,7 +28,7 @@ from ..matches import default_limits
 from ..storage import session
 from . import service
 from .models import FORMATS, Tournament
-from .present import archive, bracket_json, standings_json, tournament_json
+from .present import archive, bracket_json, standings_json, tournament_json, tournaments_json
 
 bp = Blueprint("tournaments_api", __name__, url_prefix="/api/tournaments")
 
@@ -129,7 +129,7 @@ def index() -> Response:
             raise ApiError(400, "bad_query",
                            "state must be created, running, finished or cancelled")
         stmt = stmt.where(Tournament.state == state)
-    return paginate(stmt, lambda t: tournament_json(session(), t))
+    return paginate(stmt, lambda t: t, render_all=lambda rows: tournaments_json(session(), rows))
 
 
 @bp.get("/<id:tournament_id>")

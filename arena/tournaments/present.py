@@ -1,6 +1,13 @@
 """Tournaments as plain data: the JSON of the API and the context of the web pages.
 
 One shape for both, so the page a spectator sees and the JSON a script reads never disagree.
+
+Every function here reads a fixed number of statements whatever the number of entrants,
+rounds, tables and matches: rounds come with their tables, links and matches eagerly loaded
+(:func:`load_rounds`), and the seats of unfinished tables' matches in one query
+(:func:`seats_by_match`).  The web pages show one round at a time, its tables paginated
+(``TOURNAMENT_PAGE_TABLES``), so a 256-entrant page stays small; the JSON API gives the
+whole bracket.
 """
 
 from __future__ import annotations
@@ -10,13 +17,20 @@ import gzip
 import io
 import json
 import zipfile
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
-from ..models import Bot, Match, MatchResult
-from .models import Tournament, TournamentEntrant, TournamentMatch, TournamentRound
+from ..models import Bot, Match, MatchResult, MatchSeat
+from .models import (
+    Tournament,
+    TournamentEntrant,
+    TournamentMatch,
+    TournamentRound,
+    TournamentTable,
+)
 from .schedule import knockout_sizes
 from .scoring import TIE_BREAKS
 from .service import compute_standings, seed_map, table_lines
@@ -31,6 +45,57 @@ def bot_names(s: Session, t: Tournament) -> dict[int, str]:
         TournamentEntrant, TournamentEntrant.bot_id == Bot.id)
         .where(TournamentEntrant.tournament_id == t.id)).all()
     return dict(rows)
+
+
+def load_rounds(s: Session, t: Tournament,
+                numbers: Sequence[int] | None = None) -> list[TournamentRound]:
+    """The tournament's rounds (or only those ``numbers``) with their tables, the tables'
+    links and the linked matches: four statements however large the tournament."""
+    stmt = (select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+            .options(selectinload(TournamentRound.tables).selectinload(TournamentTable.links)
+                     .joinedload(TournamentMatch.match))
+            .order_by(TournamentRound.number))
+    if numbers is not None:
+        stmt = stmt.where(TournamentRound.number.in_(list(numbers)))
+    return list(s.scalars(stmt))
+
+
+def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[MatchSeat]]:
+    """The seats of these matches (seat order), in one statement."""
+    out: dict[int, list[MatchSeat]] = {m: [] for m in match_ids}
+    if match_ids:
+        for x in s.scalars(select(MatchSeat).where(MatchSeat.match_id.in_(list(match_ids)))
+                           .order_by(MatchSeat.match_id, MatchSeat.seat)):
+            out[x.match_id].append(x)
+    return out
+
+
+def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
+    """What a list of tournaments shows (no entrant list): entrants counted and matches
+    per state, for every tournament of the list in two grouped statements."""
+    ids = [t.id for t in rows]
+    entrants: dict[int, int] = {}
+    states: dict[int, dict[str, int]] = {i: {} for i in ids}
+    if ids:
+        entrants = {tid: int(n) for tid, n in s.execute(
+            select(TournamentEntrant.tournament_id, func.count())
+            .where(TournamentEntrant.tournament_id.in_(ids))
+            .group_by(TournamentEntrant.tournament_id))}
+        for tid, state, n in s.execute(
+                select(TournamentMatch.tournament_id, Match.state, func.count())
+                .join(Match, Match.id == TournamentMatch.match_id)
+                .where(TournamentMatch.tournament_id.in_(ids))
+                .group_by(TournamentMatch.tournament_id, Match.state)):
+            states[tid][state] = int(n)
+    out = []
+    for t in rows:
+        c = states[t.id]
+        out.append({"id": t.id, "name": t.name, "format": t.format, "state": t.state,
+                    "ruleset": t.ruleset, "duplicate": t.duplicate, "rounds": t.rounds,
+                    "current_round": t.current_round, "entrant_count": entrants.get(t.id, 0),
+                    "progress": {k: c.get(k, 0)
+                                 for k in ("queued", "running", "finished", "failed")}})
+    return out
 
 
 def progress(s: Session, t: Tournament) -> dict[str, int]:
@@ -50,35 +115,50 @@ def live_tag(s: Session, t: Tournament) -> str:
 
 
 def tournament_json(s: Session, t: Tournament) -> dict[str, Any]:
-    names = bot_names(s, t)
-    entrants = sorted(t.entrants, key=lambda e: (e.seed or 10**6, e.bot_id))
-    return {
-        "id": t.id,
-        "name": t.name,
-        "format": t.format,
-        "state": t.state,
-        "ruleset": t.ruleset,
-        "family": t.family,
-        "seats": t.seats,
-        "deals": t.deals,
-        "duplicate": t.duplicate,
-        "advance": t.advance if t.format == "knockout" else None,
-        "rounds": t.rounds,
-        "cycles": t.cycles if t.format == "round_robin" else None,
-        "rated": t.rated,
-        "seed": t.seed,
-        "limits": t.limits,
-        "current_round": t.current_round,
-        "version": t.version,
-        "created_at": iso(t.created_at),
-        "started_at": iso(t.started_at),
-        "finished_at": iso(t.finished_at),
-        "progress": progress(s, t),
-        "entrants": [{"bot": {"id": e.bot_id, "name": names.get(e.bot_id, "?")},
-                      "seed": e.seed,
-                      "rating": None if e.rating is None else round(e.rating, 1)}
-                     for e in entrants],
-    }
+    return tournaments_json(s, [t])[0]
+
+
+def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
+    """The JSON of each tournament, for a whole list in three statements (entrants with
+    their names, and matches per state), never a query per tournament."""
+    ids = [t.id for t in rows]
+    entrants: dict[int, list[tuple[TournamentEntrant, str]]] = {i: [] for i in ids}
+    if ids:
+        for e, name in s.execute(select(TournamentEntrant, Bot.name)
+                                 .join(Bot, Bot.id == TournamentEntrant.bot_id)
+                                 .where(TournamentEntrant.tournament_id.in_(ids))):
+            entrants[e.tournament_id].append((e, name))
+    counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
+    out = []
+    for t in rows:
+        listed = sorted(entrants[t.id], key=lambda x: (x[0].seed or 10**6, x[0].bot_id))
+        out.append({
+            "id": t.id,
+            "name": t.name,
+            "format": t.format,
+            "state": t.state,
+            "ruleset": t.ruleset,
+            "family": t.family,
+            "seats": t.seats,
+            "deals": t.deals,
+            "duplicate": t.duplicate,
+            "advance": t.advance if t.format == "knockout" else None,
+            "rounds": t.rounds,
+            "cycles": t.cycles if t.format == "round_robin" else None,
+            "rated": t.rated,
+            "seed": t.seed,
+            "limits": t.limits,
+            "current_round": t.current_round,
+            "version": t.version,
+            "created_at": iso(t.created_at),
+            "started_at": iso(t.started_at),
+            "finished_at": iso(t.finished_at),
+            "progress": counts[t.id],
+            "entrants": [{"bot": {"id": e.bot_id, "name": name}, "seed": e.seed,
+                          "rating": None if e.rating is None else round(e.rating, 1)}
+                         for e, name in listed],
+        })
+    return out
 
 
 def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
@@ -95,12 +175,22 @@ def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
             "finished", "order": keys, "items": items}
 
 
-def bracket_json(s: Session, t: Tournament) -> dict[str, Any]:
-    """Every round with its tables, their seats, matches and (once done) results."""
+def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
+                 tables: slice | None = None) -> dict[str, Any]:
+    """Every round with its tables, their seats, matches and (once done) results; or only
+    round ``only_round``, and of its tables only the slice ``tables`` (the web pages)."""
     names = bot_names(s, t)
     seeds = seed_map(s, t)
-    rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
-                       .order_by(TournamentRound.number)).all()
+    rounds = load_rounds(s, t, None if only_round is None else [only_round])
+    shown: dict[int, list[TournamentTable]] = {
+        rnd.number: list(rnd.tables if tables is None else rnd.tables[tables])
+        for rnd in rounds}
+    # Tables still being played show their partial result: the seats of their finished
+    # matches, for every such table of the page in one statement.
+    partial = [link.match_id for rnd in rounds for table in shown[rnd.number]
+               if table.result is None for link in table.links
+               if link.match.state == "finished"]
+    seats = seats_by_match(s, partial)
     out_rounds = []
 
     def bot(b: int) -> dict[str, Any]:
@@ -108,21 +198,22 @@ def bracket_json(s: Session, t: Tournament) -> dict[str, Any]:
 
     for rnd in rounds:
         advanced = set(rnd.advanced["bots"]) if rnd.advanced else set()
-        tables = []
-        for table in rnd.tables:
+        out_tables = []
+        for table in shown[rnd.number]:
             matches = [{"id": link.match_id, "rotation": link.rotation,
                         "state": link.match.state} for link in table.links]
             if table.result is not None:
                 lines = table.result["lines"]
             elif any(m["state"] == "finished" for m in matches):
-                lines = [x.to_json() for x in table_lines(s, t, table, seeds)]  # partial
+                lines = [x.to_json() for x in table_lines(s, t, table, seeds,
+                                                          seats_of=seats)]  # partial
             else:
                 lines = None
             result = None
             if lines is not None:
                 result = [{**x, "bot": bot(x["bot"]), "advanced": x["bot"] in advanced}
                           for x in lines]
-            tables.append({
+            out_tables.append({
                 "number": table.number,
                 "state": table.state,
                 "seats": [bot(b) for b in table.bots["bots"]],
@@ -136,7 +227,8 @@ def bracket_json(s: Session, t: Tournament) -> dict[str, Any]:
             "byes": [bot(b) for b in rnd.byes["bots"]],
             "target": rnd.target,
             "advanced": [bot(b) for b in rnd.advanced["bots"]] if rnd.advanced else None,
-            "tables": tables,
+            "table_count": len(rnd.tables),
+            "tables": out_tables,
         })
     planned: list[int] | None = None
     if t.format == "knockout":
@@ -144,6 +236,16 @@ def bracket_json(s: Session, t: Tournament) -> dict[str, Any]:
     return {"tournament": t.id, "format": t.format, "state": t.state, "seats": t.seats,
             "current_round": t.current_round, "rounds_planned": t.rounds,
             "round_sizes": planned, "rounds": out_rounds}
+
+
+def round_sizes(s: Session, t: Tournament) -> dict[int, int]:
+    """Tables per round number (one grouped statement): what the page's round and table
+    navigation needs without loading the rounds."""
+    return {int(n): int(c) for n, c in s.execute(
+        select(TournamentRound.number, func.count(TournamentTable.id))
+        .outerjoin(TournamentTable, TournamentTable.round_id == TournamentRound.id)
+        .where(TournamentRound.tournament_id == t.id)
+        .group_by(TournamentRound.number).order_by(TournamentRound.number))}
 
 
 # --- the archive -----------------------------------------------------------------------------

@@ -12,6 +12,15 @@ SQLite every write transaction is ``BEGIN IMMEDIATE`` and so exclusive):
 3. once every match of the round is ``finished`` or ``failed``, store each table's result
    (and, in a knockout, who goes through), close the round and go back to 1.
 
+Pairing a Swiss round is the one step that computes for a while (standings, then a local
+search over the tables): it never runs under the row lock.  When the locked step finds that
+a Swiss round must be opened, it commits what it did and returns; the pairing is computed
+from the committed rows in a transaction of its own (no lock), stamped with the
+tournament's ``version``, and the next locked step opens the round with it only if the
+version is still the same (otherwise something changed meanwhile, and the pairing is
+computed again; after ``PAIRING_ATTEMPTS`` it is computed under the lock, so the step always
+ends).
+
 New matches are enqueued after the commit.  If that enqueue is lost (Redis down, the process
 killed in between), the match stays ``queued`` in the database and the reconciler enqueues
 it.  ``advance`` is called by the worker right after it finishes a tournament match, by the
@@ -27,13 +36,13 @@ import hashlib
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from referee.match import Limits
 
@@ -54,6 +63,8 @@ from .models import (
 log = logging.getLogger(__name__)
 
 DONE_MATCH = ("finished", "failed")
+PAIRING_ATTEMPTS = 3
+"""Swiss pairings computed outside the lock before one is computed under it (see above)."""
 
 
 class TournamentError(ValueError):
@@ -62,6 +73,15 @@ class TournamentError(ValueError):
     def __init__(self, message: str, code: str = "bad_tournament") -> None:
         super().__init__(message)
         self.code = code
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A Swiss round computed outside the lock from the rows of ``version``."""
+
+    version: int
+    number: int
+    round: schedule.Round
 
 
 @dataclass
@@ -234,13 +254,21 @@ def _add_round(s: Session, t: Tournament, number: int, rnd: schedule.Round, *, s
 def advance(app: Flask, tournament_id: int) -> AdvanceReport:
     """Do whatever is due for the tournament (see the module docstring).  Idempotent."""
     report = AdvanceReport()
-    with get_db(app).begin() as s:
-        t = _lock(s, tournament_id)
-        if t is None or t.state != "running":
-            return report
-        changed = _advance_locked(s, t, report)
-        if changed:
-            t.version += 1
+    pairing: Pairing | None = None
+    for attempt in range(PAIRING_ATTEMPTS + 1):
+        with get_db(app).begin() as s:
+            t = _lock(s, tournament_id)
+            if t is None or t.state != "running":
+                break
+            changed, needs = _advance_locked(s, t, report, pairing,
+                                             pair_locked=attempt == PAIRING_ATTEMPTS)
+            if changed:
+                t.version += 1
+        if needs is None:
+            break
+        pairing = plan_pairing(app, tournament_id, needs)
+        if pairing is None:
+            break
     for match_id in report.new_matches:
         enqueue_match(app, match_id)
     if report.opened_rounds or report.closed_rounds or report.finished:
@@ -248,12 +276,34 @@ def advance(app: Flask, tournament_id: int) -> AdvanceReport:
     return report
 
 
+def plan_pairing(app: Flask, tournament_id: int, number: int) -> Pairing | None:
+    """Pair Swiss round ``number`` from the committed rows, without locking anything."""
+    with get_db(app).sessions() as s:
+        t = s.get(Tournament, tournament_id)
+        if t is None or t.state != "running" or t.current_round + 1 != number:
+            return None
+        rnd = _pair_swiss(s, t)
+        version = t.version
+        s.rollback()
+    return Pairing(version, number, rnd)
+
+
+def _pair_swiss(s: Session, t: Tournament) -> schedule.Round:
+    history = _history(s, t)
+    order = [x.bot for x in compute_standings(s, t)]
+    return schedule.swiss_round(order, t.seats, met=history.met, byes=history.byes,
+                                seat_history=history.seats)
+
+
 def _round(s: Session, t: Tournament, number: int) -> TournamentRound | None:
     return s.scalars(select(TournamentRound).where(
         TournamentRound.tournament_id == t.id, TournamentRound.number == number)).first()
 
 
-def _advance_locked(s: Session, t: Tournament, report: AdvanceReport) -> bool:
+def _advance_locked(s: Session, t: Tournament, report: AdvanceReport,
+                    pairing: Pairing | None, *, pair_locked: bool) -> tuple[bool, int | None]:
+    """The locked part of :func:`advance`: returns (whether anything changed, the number of
+    a Swiss round to pair outside the lock first, or None)."""
     changed = False
     planned = t.rounds or 0
     for _ in range(planned + 2):
@@ -263,8 +313,22 @@ def _advance_locked(s: Session, t: Tournament, report: AdvanceReport) -> bool:
             if number > planned:
                 _finish(s, t)
                 report.finished = True
-                return True
-            nxt = _round(s, t, number) or _open_round(s, t, number)
+                return True, None
+            nxt = _round(s, t, number)
+            if nxt is None and t.format == "swiss":
+                # The version is bumped by the caller when this step changed anything, so
+                # a pairing of the same version saw exactly these rows.
+                fresh = (pairing is not None and pairing.number == number
+                         and pairing.version == t.version and not changed)
+                if fresh:
+                    assert pairing is not None
+                    nxt = _add_round(s, t, number, pairing.round, state="playing")
+                elif pair_locked:
+                    nxt = _add_round(s, t, number, _pair_swiss(s, t), state="playing")
+                else:
+                    return changed, number
+            if nxt is None:
+                nxt = _open_round(s, t, number)
             nxt.state = "playing"
             nxt.started_at = utcnow()
             t.current_round = number
@@ -273,21 +337,16 @@ def _advance_locked(s: Session, t: Tournament, report: AdvanceReport) -> bool:
         if _ensure_matches(s, t, rnd, report):
             changed = True
         if not _round_complete(s, rnd):
-            return changed
+            return changed, None
         _close_round(s, t, rnd)
         report.closed_rounds.append(rnd.number)
         changed = True
-    return changed  # pragma: no cover - the loop always returns
+    return changed, None  # pragma: no cover - the loop always returns
 
 
 def _open_round(s: Session, t: Tournament, number: int) -> TournamentRound:
     seeds = seed_map(s, t)
     history = _history(s, t)
-    if t.format == "swiss":
-        order = [x.bot for x in compute_standings(s, t)]
-        rnd = schedule.swiss_round(order, t.seats, met=history.met, byes=history.byes,
-                                   seat_history=history.seats)
-        return _add_round(s, t, number, rnd, state="playing")
     if t.format == "knockout":
         sizes = schedule.knockout_sizes(len(seeds), t.seats, t.advance)
         if number == 1:
@@ -347,14 +406,21 @@ def seed_map(s: Session, t: Tournament) -> dict[int, int]:
 
 
 def table_lines(s: Session, t: Tournament, table: TournamentTable,
-                seeds: dict[int, int]) -> list[scoring.TableLine]:
+                seeds: dict[int, int], *,
+                seats_of: Mapping[int, Sequence[MatchSeat]] | None = None,
+                ) -> list[scoring.TableLine]:
+    """The table's result from its finished matches; ``seats_of`` (match id -> seats in
+    seat order) saves a query per match when the caller loaded them all at once."""
     matches: list[list[scoring.SeatResult]] = []
     for link in table.links:
         m = link.match
         if m.state != "finished":
             continue
-        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)
-                          .order_by(MatchSeat.seat)).all()
+        if seats_of is not None and m.id in seats_of:
+            seats = seats_of[m.id]
+        else:
+            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)
+                              .order_by(MatchSeat.seat)).all()
         matches.append([scoring.SeatResult(x.bot_id, x.seat, x.rank or 0, x.score or 0,
                                            x.wins or 0, x.strikes or 0, bool(x.forfeited))
                         for x in seats])
@@ -401,6 +467,7 @@ def _history(s: Session, t: Tournament) -> History:
     byes: Counter[int] = Counter()
     seats: dict[int, list[int]] = {}
     for rnd in s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                         .options(selectinload(TournamentRound.tables))
                          .order_by(TournamentRound.number)):
         if rnd.state == "pending":
             continue
@@ -421,6 +488,7 @@ def compute_standings(s: Session, t: Tournament) -> list[scoring.Standing]:
     there and their table score."""
     seeds = seed_map(s, t)
     rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                       .options(selectinload(TournamentRound.tables))
                        .order_by(TournamentRound.number)).all()
     lines: list[list[scoring.TableLine]] = []
     byes: list[int] = []

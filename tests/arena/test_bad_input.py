@@ -163,6 +163,17 @@ def test_huge_bodies_get_a_json_413(app: Flask, client: FlaskClient) -> None:
         ("GET", "/api/matches?state=sleeping", 400),
         ("GET", "/api/matches?bot=x", 400),
         ("GET", "/api/ratings?limit=0", 400),
+        ("GET", "/api/matches?cursor=", 400),
+        ("GET", "/api/matches?cursor=not-a-cursor", 400),
+        ("GET", "/api/matches?cursor=" + "A" * 500, 400),
+        ("GET", "/api/matches?cursor=%E2%98%83", 400),
+        ("GET", "/api/matches?cursor=eyJrIjoicmF0aW5ncyIsInYiOjV9", 400),  # another list's
+        ("GET", "/api/matches?cursor=eyJrIjoibWF0Y2hlcyIsInYiOi0xfQ", 400),  # negative key
+        ("GET", "/api/matches?cursor=eyJrIjoibWF0Y2hlcyIsInYiOnRydWV9", 400),  # not an int
+        ("GET", "/api/matches?cursor=WzFd", 400),  # JSON, not an object
+        ("GET", "/api/matches?page=2", 400),  # keyset list: page is refused
+        ("GET", "/api/matches?limit=201", 400),
+        ("GET", "/api/matches?limit=0", 400),
     ],
 )
 def test_unknown_ids_routes_methods_and_queries(

@@ -1,0 +1,78 @@
+"""Keyset pagination for the lists that grow without bound (matches, rating histories).
+
+An ``OFFSET`` page makes the database walk every row before it, and a row inserted while a
+client pages shifts every later page by one (a row is shown twice, or never).  A keyset page
+asks for the rows *after the last one seen* in the list's order (``WHERE id < :last ORDER BY
+id DESC LIMIT n``): each page costs one index range scan, however deep, and inserts never
+shift it.
+
+The position is handed to clients as an opaque ``cursor`` token (URL-safe base64 of a small
+JSON document naming the list and its key).  Clients pass it back unchanged as ``?cursor=``;
+anything else is a 400 ``bad_cursor``.  The token is not secret and not signed: a forged one
+can only name another position of a public list.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from flask import current_app
+
+from .errors import ApiError, query_int
+
+MAX_CURSOR_CHARS = 200
+"""Longest cursor token accepted (a real one is about 30 characters)."""
+
+
+def encode_cursor(kind: str, key: int) -> str:
+    raw = json.dumps({"k": kind, "v": key}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(token: str, kind: str) -> int:
+    """The key a cursor of list ``kind`` carries; 400 ``bad_cursor`` for anything else."""
+    bad = ApiError(400, "bad_cursor", "cursor must be the next_cursor of a previous page "
+                   "of this list, passed back unchanged")
+    if not token or len(token) > MAX_CURSOR_CHARS or not token.isascii():
+        raise bad
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise bad from None
+    if not isinstance(doc, dict) or doc.get("k") != kind:
+        raise bad
+    value = doc.get("v")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
+        raise bad
+    return value
+
+
+def page_limit() -> int:
+    """``?limit=`` bounded by ``API_MAX_PAGE_LIMIT`` (default ``API_PAGE_LIMIT``)."""
+    cfg = current_app.config
+    return query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
+
+
+def keyset_args(kind: str) -> tuple[int | None, int]:
+    """The (cursor key or None for the first page, limit) of a keyset list request.  The
+    ``page`` parameter of offset lists is refused with a pointer to ``cursor``."""
+    from flask import request
+
+    if "page" in request.args:
+        raise ApiError(400, "bad_query", "this list is paginated by cursor: follow "
+                       "next_cursor (?cursor=...) instead of page")
+    token = request.args.get("cursor")
+    key = None if token is None else decode_cursor(token, kind)
+    return key, page_limit()
+
+
+def keyset_page(kind: str, items: list[Any], rows: list[Any], limit: int,
+                key_of: Any) -> dict[str, Any]:
+    """The JSON of one page: ``rows`` were fetched with ``LIMIT limit + 1`` (one more than
+    shown, to know whether another page exists without counting)."""
+    more = len(rows) > limit
+    return {"items": items[:limit], "limit": limit,
+            "next_cursor": encode_cursor(kind, key_of(rows[limit - 1])) if more else None}

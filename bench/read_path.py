@@ -1,0 +1,572 @@
+"""Read path at volume: latency and SQL statements of every page and API endpoint.
+
+    python bench/read_path.py                    # full scale: 10,000 bots, 1,000,000 matches
+    python bench/read_path.py --scale 0.1        # 1,000 bots, 100,000 matches
+    python bench/read_path.py --scale 0.01 --requests 20 --json
+    PYTHONPATH=/work/main python bench/read_path.py --scale 0.1   # another checkout's code
+
+1. **Seed** a PostgreSQL database of its own (``arena_bench_<pid>``, created here and dropped
+   at the end; ``--keep`` keeps it) with the schema of the code under test (its Alembic
+   migrations), then set-based SQL (``INSERT ... SELECT generate_series``): bots with a
+   version and health checks, finished four-seat matches with their seats, results (a real
+   match log each), rating events (``games`` numbered per bot) and ratings, one bot (#1) in
+   one match of 16 (the busy bot).  Secondary indexes, unique and foreign-key constraints
+   are dropped before the load and re-created after it, so PostgreSQL validates every one
+   of them over the whole data at the end (faster than row by row, and just as strict).
+   Two 256-entrant tournaments (Swiss: round 1 played, round 2 paired by the code under
+   test and half played; knockout: round 1 half played) are made through the service code.
+2. **Serve** the app as deployed: ``gunicorn -c deploy/gunicorn.conf.py "arena:create_app()"``
+   on a loopback port (the checkout's own config: 2 workers x 8 threads by default).
+3. **Measure** each URL: ``--requests`` requests one at a time, then with ``--clients``
+   concurrent clients (keep-alive connections, each URL on its own), printing p50/p95/p99
+   in ms, the body size, and the SQL statements one request sends (counted in this process
+   with an SQLAlchemy listener on the same code and database, through the Flask test
+   client).  Every URL gets at most ``--budget-s`` seconds per mode; a URL that did not
+   finish its requests in time says how many it finished.
+
+Every request goes to 127.0.0.1.  Seeding the full scale takes a few minutes and about
+6 GB of disk (watch ``df -h``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # after PYTHONPATH: its code wins
+
+import psycopg
+from sqlalchemy import event, select
+
+import arena
+from arena import create_app
+from arena.storage import get_db, upgrade
+
+FULL_BOTS = 10_000
+FULL_MATCHES = 1_000_000
+BUSY_EVERY = 16
+"""Bot #1 sits in one match of this many (62,500 matches at full scale)."""
+ENTRANTS = 256
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# --- database --------------------------------------------------------------------------------
+
+
+def admin_url() -> str:
+    given = os.environ.get("ARENA_BENCH_PG_URL")
+    for url in [given] if given else ["postgresql://root@127.0.0.1:5432/test",
+                                      "postgresql://postgres@127.0.0.1:5432/test"]:
+        try:
+            with psycopg.connect(url, connect_timeout=3, autocommit=True) as conn:
+                conn.execute("SELECT 1")
+            return url
+        except Exception:
+            continue
+    raise SystemExit("no PostgreSQL on 127.0.0.1:5432 (set ARENA_BENCH_PG_URL)")
+
+
+def real_log_gz() -> bytes:
+    """One real match log (one deal of four first-legal players), gzip-compressed."""
+    from referee import find_ruleset
+    from referee import log as referee_log
+    from referee.match import run_match
+    from referee.players import LocalPlayer
+
+    rec = run_match(find_ruleset("standard"),
+                    [LocalPlayer(lambda r: {"move": r["legal_moves"][0]["id"]})
+                     for _ in range(4)], seed=5, deals=1)
+    doc = referee_log.to_document(rec)
+    return gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0)
+
+
+def drop_secondary(conn: psycopg.Connection[Any]) -> list[str]:
+    """Drop every foreign key, unique constraint and secondary index of the public schema;
+    return the statements that re-create them (foreign keys last)."""
+    cons = conn.execute("""
+        SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid), c.contype
+        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE n.nspname = 'public' AND c.contype IN ('f', 'u')""").fetchall()
+    idx = conn.execute("""
+        SELECT i.indexname, i.indexdef FROM pg_indexes i
+        WHERE i.schemaname = 'public' AND NOT EXISTS (
+            SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)""").fetchall()
+    for table, name, _, _kind in sorted(cons, key=lambda c: c[3] != "f"):  # FKs first
+        conn.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+    for name, _ in idx:
+        conn.execute(f'DROP INDEX "{name}"')
+    again = [d for _, d in idx]
+    again += [f'ALTER TABLE {t} ADD CONSTRAINT "{n}" {d}' for t, n, d, k in cons if k == "u"]
+    again += [f'ALTER TABLE {t} ADD CONSTRAINT "{n}" {d}' for t, n, d, k in cons if k == "f"]
+    return again
+
+
+SEED_SQL = [
+    ("bots", """
+     INSERT INTO bots (id, name, url, version, token_hash, created_at, updated_at, deleted_at,
+                       owner_paused, health_paused, health_failures, last_health_at,
+                       last_health_reason, idle_since, info)
+     SELECT g, 'bot-' || lpad(g::text, 5, '0'), 'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
+            TIMESTAMP '2026-01-01' + g * INTERVAL '1 second', TIMESTAMP '2026-01-01',
+            NULL, false, false, 0, TIMESTAMP '2026-06-01', '', TIMESTAMP '2026-06-01',
+            json_build_object('name', 'bot ' || g, 'author', 'bench')
+     FROM generate_series(1, %(bots)s) g"""),
+    ("bot_versions", """
+     INSERT INTO bot_versions (id, bot_id, version, url, created_at, info)
+     SELECT g, g, 1, 'http://127.0.0.1:9/' || g, TIMESTAMP '2026-01-01', '{}'::json
+     FROM generate_series(1, %(bots)s) g"""),
+    ("health_checks", """
+     INSERT INTO health_checks (id, bot_id, at, url, ok, reason, describe_ms, move_ms)
+     SELECT g, 1 + (g - 1) %% %(bots)s, TIMESTAMP '2026-06-01' + g * INTERVAL '1 second',
+            'http://127.0.0.1:9/', true, '', 2.0, 3.0
+     FROM generate_series(1, %(bots)s * 5) g"""),
+    ("matches", """
+     INSERT INTO matches (id, kind, state, ruleset, family, deals, seed, limits, rated,
+                          created_at, queued_at, started_at, finished_at, attempts, enqueues,
+                          job_id, lease_token, lease_owner, lease_expires_at, error)
+     SELECT g, 'ladder', 'finished', 'standard', 'classic', 2, g,
+            '{"deadline_ms": 1000, "time_bank_ms": 10000, "max_strikes": 10,
+              "call_deadline_ms": 5000}'::json, true,
+            TIMESTAMP '2026-01-01' + g * INTERVAL '10 seconds',
+            TIMESTAMP '2026-01-01' + g * INTERVAL '10 seconds',
+            TIMESTAMP '2026-01-01' + g * INTERVAL '10 seconds' + INTERVAL '1 second',
+            TIMESTAMP '2026-01-01' + g * INTERVAL '10 seconds' + INTERVAL '9 seconds',
+            1, 1, 'match-' || g || '-1', NULL, NULL, NULL, ''
+     FROM generate_series(1, %(matches)s) g"""),
+    # Seats: three consecutive bots from a hashed base (ids 2..N), the fourth bot #1 in one
+    # match of BUSY_EVERY and otherwise the next consecutive bot; ranks rotate.
+    ("match_seats", """
+     INSERT INTO match_seats (id, match_id, seat, bot_id, bot_version_id, rank, score, wins,
+                              strikes, forfeited, calls, p50_ms, p95_ms, max_ms)
+     SELECT (m - 1) * 4 + s + 1, m, s, b, b, 1 + (s + m) %% 4, 3 - (s + m) %% 4 * 2,
+            (3 - (s + m) %% 4) / 2, 0, false, 30, 3.5 + s, 9.0 + s, 15.0 + s
+     FROM (SELECT m, s,
+                  CASE WHEN s = 3 AND m %% %(busy)s = 0 THEN 1
+                       ELSE 2 + (m::bigint * 7919 %% (%(bots)s - 4)) + s END AS b
+           FROM generate_series(1, %(matches)s) m, generate_series(0, 3) s) x"""),
+    ("match_results", """
+     INSERT INTO match_results (id, match_id, family, created_at, totals, log_gz)
+     SELECT g, g, 'classic', TIMESTAMP '2026-01-01' + g * INTERVAL '10 seconds',
+            '{"totals": [3, 1, -1, -3], "strikes": [], "forfeits": [], "notes": [],
+              "seats": []}'::json, %(log)s
+     FROM generate_series(1, %(matches)s) g"""),
+    # Rating events: one per seat, numbered per bot in match order (``games``), with a
+    # rating curve that wanders (not Elo arithmetic: the read path only draws it).
+    ("rating_events", """
+     INSERT INTO rating_events (id, result_id, match_id, bot_id, family, before, after, games,
+                                created_at)
+     SELECT id, match_id, match_id, bot_id, 'classic',
+            1500 + 120 * sin((games - 1) / 40.0 + bot_id) + bot_id %% 97,
+            1500 + 120 * sin(games / 40.0 + bot_id) + bot_id %% 97, games,
+            TIMESTAMP '2026-01-01' + match_id * INTERVAL '10 seconds'
+     FROM (SELECT id, match_id, bot_id,
+                  row_number() OVER (PARTITION BY bot_id ORDER BY match_id) AS games
+           FROM match_seats) x"""),
+    ("ratings", """
+     INSERT INTO ratings (bot_id, family, rating, games, updated_at)
+     SELECT bot_id, 'classic', max(after) FILTER (WHERE games = n), max(n),
+            TIMESTAMP '2026-06-01'
+     FROM (SELECT bot_id, after, games, count(*) OVER (PARTITION BY bot_id) AS n
+           FROM rating_events) x GROUP BY bot_id"""),
+    ("rating_families", """
+     INSERT INTO rating_families (name, results) VALUES ('classic', %(matches)s)"""),
+]
+
+
+def seed(url: str, bots: int, matches: int) -> dict[str, float]:
+    """Fill the (migrated, empty) database; returns seconds per step."""
+    times: dict[str, float] = {}
+    params = {"bots": bots, "matches": matches, "busy": BUSY_EVERY, "log": real_log_gz()}
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        conn.execute("SET work_mem = '256MB'")
+        t0 = time.monotonic()
+        again = drop_secondary(conn)
+        for name, sql in SEED_SQL:
+            t = time.monotonic()
+            conn.execute(sql, params)
+            times[name] = round(time.monotonic() - t, 1)
+            log(f"seeded {name} in {times[name]} s")
+        t = time.monotonic()
+        for stmt in again:
+            conn.execute(stmt)  # re-creating a constraint validates it over every row
+        times["indexes_and_constraints"] = round(time.monotonic() - t, 1)
+        log(f"re-created {len(again)} indexes and constraints in "
+            f"{times['indexes_and_constraints']} s")
+        for table in ("bots", "bot_versions", "health_checks", "matches", "match_results",
+                      "match_seats", "rating_events"):
+            conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                         f"(SELECT max(id) FROM {table}))")
+        t = time.monotonic()
+        conn.execute("VACUUM ANALYZE")
+        times["vacuum_analyze"] = round(time.monotonic() - t, 1)
+        times["total"] = round(time.monotonic() - t0, 1)
+    return times
+
+
+def finish_by_sql(url: str, match_ids: list[int]) -> None:
+    """Finish tournament matches as the finishing job would leave them (unrated)."""
+    if not match_ids:
+        return
+    with psycopg.connect(url, autocommit=False) as conn:
+        conn.execute("UPDATE matches SET state = 'finished', started_at = now(), "
+                     "finished_at = now(), attempts = 1 WHERE id = ANY(%s)", (match_ids,))
+        conn.execute("""UPDATE match_seats SET rank = 1 + (seat + match_id) %% 4,
+                        score = 3 - (seat + match_id) %% 4 * 2, wins = 1, strikes = 0,
+                        forfeited = false, calls = 30, p50_ms = 4, p95_ms = 9, max_ms = 12
+                        WHERE match_id = ANY(%s)""", (match_ids,))
+        conn.execute("""INSERT INTO match_results (match_id, family, created_at, totals, log_gz)
+                        SELECT m, 'classic', now(), '{"totals": [3, 1, -1, -3],
+                        "strikes": [], "forfeits": [], "notes": [], "seats": []}'::json, %s
+                        FROM unnest(%s::int[]) m""", (real_log_gz(), match_ids))
+        conn.execute("UPDATE rating_families SET results = results + %s WHERE name = 'classic'",
+                     (len(match_ids),))
+        conn.commit()
+
+
+def make_tournaments(app: Any, url: str) -> dict[str, int]:
+    """A Swiss and a knockout tournament of ENTRANTS bots, through the service code."""
+    from arena.models import Bot, Match
+    from arena.tournaments import service
+    from arena.tournaments.models import TournamentMatch
+    from referee.match import Limits
+
+    db = get_db(app)
+    out: dict[str, int] = {}
+
+    def queued(tid: int) -> list[int]:
+        with db.begin() as s:
+            return list(s.scalars(select(TournamentMatch.match_id)
+                                  .join(Match, Match.id == TournamentMatch.match_id)
+                                  .where(TournamentMatch.tournament_id == tid,
+                                         Match.state == "queued").order_by(Match.id)))
+
+    for fmt in ("swiss", "knockout"):
+        with db.begin() as s:
+            bots = s.scalars(select(Bot).order_by(Bot.id).limit(ENTRANTS)).all()
+            t = service.create_tournament(s, name=f"Bench {fmt} {ENTRANTS}", format=fmt,
+                                          ruleset="standard", bots=bots, deals=1,
+                                          limits=Limits(), rated=False, seed=1)
+            tid = t.id
+        t0 = time.monotonic()
+        service.start(app, tid)
+        log(f"{fmt}: started in {time.monotonic() - t0:.1f} s")
+        out[fmt] = tid
+        ids = queued(tid)
+        if fmt == "swiss":
+            finish_by_sql(url, ids)
+            t0 = time.monotonic()
+            service.advance(app, tid)
+            log(f"swiss: round 2 paired in {time.monotonic() - t0:.1f} s (advance step)")
+            ids = queued(tid)
+        finish_by_sql(url, ids[: len(ids) // 2])
+        service.advance(app, tid)
+    return out
+
+
+# --- serving and measuring -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_gunicorn(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    repo = Path(arena.__file__).resolve().parent.parent
+    conf = repo / "deploy" / "gunicorn.conf.py"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(conf), "arena:create_app()"],
+        env={**env, "HOST": "127.0.0.1", "PORT": str(port)}, cwd=str(repo),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/healthz")
+            if c.getresponse().status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("gunicorn did not answer /healthz within 60 s")
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def hit(conn: http.client.HTTPConnection, path: str) -> tuple[float, int, int]:
+    t = time.perf_counter()
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    body = resp.read()
+    return (time.perf_counter() - t) * 1000, resp.status, len(body)
+
+
+def measure(port: int, path: str, requests: int, clients: int,
+            budget_s: float) -> dict[str, Any]:
+    """``requests`` requests of ``path`` spread over ``clients`` keep-alive connections
+    (each sequential), stopping at ``budget_s``."""
+    lat: list[float] = []
+    statuses: set[int] = set()
+    sizes: list[int] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + budget_s
+    per_client = max(1, requests // clients)
+
+    def client() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=max(5.0, budget_s))
+        try:
+            for _ in range(per_client):
+                if time.monotonic() > stop_at:
+                    return
+                ms, status, size = hit(conn, path)
+                with lock:
+                    lat.append(ms)
+                    statuses.add(status)
+                    sizes.append(size)
+        except OSError:
+            with lock:
+                statuses.add(0)
+        finally:
+            conn.close()
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=budget_s + 60)
+    wall = time.monotonic() - t0
+    return {"done": len(lat), "asked": per_client * clients, "p50": pct(lat, 0.50),
+            "p95": pct(lat, 0.95), "p99": pct(lat, 0.99),
+            "rps": round(len(lat) / wall, 1) if wall else None,
+            "bytes": int(statistics.median(sizes)) if sizes else None,
+            "status": sorted(statuses)}
+
+
+def drain(port: int, limit_s: float = 120.0) -> None:
+    """Wait until the server answers ``/healthz`` quickly again: requests abandoned at a
+    budget's end are still being served, and must not slow the next URL's figures."""
+    deadline = time.monotonic() + limit_s
+    quick = 0
+    while quick < 3 and time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=limit_s)
+            ms, _, _ = hit(conn, "/healthz")
+            conn.close()
+        except OSError:
+            ms = limit_s * 1000
+        quick = quick + 1 if ms < 50 else 0
+        time.sleep(0.05)
+
+
+def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
+    """Statements one request sends, in this process (same code, same database)."""
+    out: dict[str, int] = {}
+    engine = get_db(app).engine
+    client = app.test_client()
+    for path in paths:
+        client.get(path)
+        seen: list[str] = []
+
+        def before(*args: Any, seen: list[str] = seen) -> None:
+            seen.append(args[2])
+
+        event.listen(engine, "before_cursor_execute", before)
+        try:
+            client.get(path)
+        finally:
+            event.remove(engine, "before_cursor_execute", before)
+        out[path] = len(seen)
+        log(f"{path}: {len(seen)} statements")
+    return out
+
+
+def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
+    """Every page and API endpoint, some twice (the busy bot and a quiet one, a deep
+    page).  The deep page of the busy bot's matches: keyset cursor where the code has one,
+    ``page=1000`` where it has not."""
+    from arena.models import MatchSeat
+
+    busy, quiet, recent = 1, bots // 2 + 1, matches
+    deep = "page=1000"
+    try:
+        if not (Path(arena.__file__).parent / "pagination.py").exists():
+            raise ImportError("no keyset pagination in this checkout")  # (an editable
+        from arena.pagination import encode_cursor  # install could find another one)
+
+        with get_db(app).begin() as s:
+            mid = s.scalar(select(MatchSeat.match_id).where(MatchSeat.bot_id == busy)
+                           .order_by(MatchSeat.match_id.desc()).offset(50 * 999).limit(1))
+        deep = f"cursor={encode_cursor('bot-matches', int(mid or 1) + 1)}"
+    except ImportError:
+        pass
+    sw, ko = tids["swiss"], tids["knockout"]
+    return [
+        "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
+        f"/bots/{busy}", f"/bots/{quiet}", f"/matches/{recent}",
+        f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
+        f"/tournaments/{sw}/live", f"/tournaments/{ko}", f"/tournaments/{ko}/live",
+        "/tournaments/new", "/bots/new", "/healthz", "/readyz",
+        "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
+        f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health",
+        *([f"/api/bots/{busy}/check"] if (Path(arena.__file__).parent / "jobs.py").exists()
+          and "def bot_check(" in (Path(arena.__file__).parent / "api.py").read_text()
+          else []),
+        f"/api/bots/{busy}/ratings", f"/api/bots/{busy}/matches",
+        f"/api/bots/{busy}/matches?{deep}", "/api/families", "/api/ratings",
+        "/api/ratings?page=100&limit=50", "/api/matches", "/api/matches?state=finished",
+        f"/api/matches?bot={busy}", f"/api/matches/{recent}", f"/api/matches/{recent}/log",
+        "/api/tournaments", f"/api/tournaments/{sw}", f"/api/tournaments/{sw}/standings",
+        f"/api/tournaments/{sw}/bracket", f"/api/tournaments/{ko}/bracket",
+        "/api/openapi.json",
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="fraction of 10,000 bots / 1,000,000 matches (0.1: 1k / 100k)")
+    ap.add_argument("--requests", type=int, default=60, help="per URL and mode")
+    ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
+    ap.add_argument("--budget-s", type=float, default=30.0, help="per URL and mode")
+    ap.add_argument("--keep", action="store_true", help="keep the database")
+    ap.add_argument("--reuse", metavar="DATABASE",
+                    help="measure a database seeded (and kept) by an earlier run instead of "
+                         "seeding one; it is kept")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
+    bots = max(ENTRANTS, int(FULL_BOTS * args.scale))
+    matches = max(1000, int(FULL_MATCHES * args.scale))
+    admin = admin_url()
+    name = args.reuse or f"arena_bench_{os.getpid()}"
+    base = admin.rsplit("/", 1)[0]
+    pg_url = f"{base}/{name}"
+    sa_url = "postgresql+psycopg://" + pg_url.split("://", 1)[1]
+    if not args.reuse:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    instance = Path(f"/tmp/{name}")
+    secret = secrets.token_hex(32)  # placeholder secrets stop the service from starting
+    env = {**os.environ, "DATABASE_URL": sa_url, "SECRET_KEY": secret,
+           "RATE_LIMITS_ENABLED": "0",  # every request comes from 127.0.0.1: measure the
+           # read path, not the per-client limits
+           "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"),
+           "QUEUE_NAME": f"bench-read-{uuid.uuid4().hex[:8]}",
+           "ARENA_INSTANCE_PATH": str(instance), "WORKER_CLOCK": "0"}
+    gunicorn: subprocess.Popen[bytes] | None = None
+    report: dict[str, Any] = {"code": str(Path(arena.__file__).resolve().parent),
+                              "bots": bots, "matches": matches}
+    try:
+        app = create_app({"DATABASE_URL": sa_url, "SECRET_KEY": secret,
+                          "RATE_LIMITS_ENABLED": False,
+                          "REDIS_URL": env["REDIS_URL"], "QUEUE_NAME": env["QUEUE_NAME"],
+                          "INSTANCE_PATH": str(instance)})
+        if args.reuse:
+            with psycopg.connect(pg_url) as conn:
+                bots = int(conn.execute("SELECT count(*) FROM bots").fetchone()[0])  # type: ignore[index]
+                matches = int(conn.execute(  # type: ignore[index]
+                    "SELECT count(*) FROM matches WHERE kind = 'ladder'").fetchone()[0])
+                tids = {f: int(i) for f, i in conn.execute(
+                    "SELECT format, min(id) FROM tournaments GROUP BY format")}
+            report.update({"bots": bots, "matches": matches, "seed_s": {"total": "reused"}})
+        else:
+            upgrade(get_db(app))
+            log(f"seeding {bots} bots and {matches} matches into {name} ({report['code']})")
+            report["seed_s"] = seed(pg_url, bots, matches)
+            t0 = time.monotonic()
+            tids = make_tournaments(app, pg_url)
+            report["tournaments_s"] = round(time.monotonic() - t0, 1)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+            report["database_bytes"] = conn.execute(
+                "SELECT pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
+        paths = urls(app, tids, bots, matches)
+        log("counting statements per request")
+        statements = count_statements(app, paths)
+        get_db(app).dispose()
+        port = free_port()
+        gunicorn = start_gunicorn(env, port)
+        rows = []
+        for path in paths:
+            warm = http.client.HTTPConnection("127.0.0.1", port, timeout=args.budget_s + 30)
+            with contextlib.suppress(OSError):
+                hit(warm, path)
+            warm.close()
+            drain(port)
+            one = measure(port, path, args.requests, 1, args.budget_s)
+            drain(port)
+            many = measure(port, path, args.requests * 2, args.clients, args.budget_s)
+            row = {"path": path, "statements": statements.get(path), "one": one,
+                   "concurrent": many}
+            rows.append(row)
+            log(f"{path}: one p50 {one['p50']} p95 {one['p95']} ms; {args.clients} clients "
+                f"p95 {many['p95']} ms; {statements.get(path)} statements")
+        report["rows"] = rows
+    finally:
+        if gunicorn is not None:
+            os.killpg(gunicorn.pid, signal.SIGTERM)
+            try:
+                gunicorn.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(gunicorn.pid, signal.SIGKILL)
+        if not args.keep and not args.reuse:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        try:
+            from redis import Redis
+
+            Redis.from_url(env["REDIS_URL"]).delete(f"rq:queue:{env['QUEUE_NAME']}")
+        except Exception:
+            pass
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(f"code: {report['code']}  bots: {bots}  matches: {matches}  "
+          f"seed: {report['seed_s'].get('total')} s  database: "
+          f"{report['database_bytes'] / 2**30:.2f} GiB")
+    head = (f"{'path':58} {'stmts':>5} {'bytes':>8} | {'p50':>7} {'p95':>7} {'p99':>7} "
+            f"| {args.clients}x: {'p50':>7} {'p95':>7} {'p99':>7} {'rps':>6} done")
+    print(head)
+    print("-" * len(head))
+    fmt: Callable[[Any], str] = lambda v: "-" if v is None else str(v)  # noqa: E731
+    for r in report["rows"]:
+        o, c = r["one"], r["concurrent"]
+        print(f"{r['path'][:58]:58} {fmt(r['statements']):>5} {fmt(o['bytes']):>8} | "
+              f"{fmt(o['p50']):>7} {fmt(o['p95']):>7} {fmt(o['p99']):>7} | "
+              f"{'':4}{fmt(c['p50']):>7} {fmt(c['p95']):>7} {fmt(c['p99']):>7} "
+              f"{fmt(c['rps']):>6} {c['done']}/{c['asked']}"
+              + ("" if o["status"] == [200] and c["status"] == [200]
+                 else f"  status {o['status']} {c['status']}"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,501 @@
+"""Every page and API endpoint costs the same number of SQL statements however many rows
+the database holds (no N+1, no per-row lazy load), and the lists that grow without bound
+page by keyset.
+
+The database is filled at three sizes (bots, finished matches with results and rating
+events, a Swiss and a knockout tournament with that many entrants up to 256, a round robin)
+and every GET route of the app is requested at each size; the statements each request
+sends (an SQLAlchemy ``before_cursor_execute`` listener on the engine) must not grow with
+the size.  The route table is walked from ``app.url_map``: a new GET route without an entry
+here fails the test, so no page escapes the check.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import event, func, insert, select
+
+from arena.families import family_of
+from arena.models import (
+    Bot,
+    BotVersion,
+    HealthCheck,
+    Match,
+    MatchResult,
+    MatchSeat,
+    RatingEvent,
+    utcnow,
+)
+from arena.ratings import Placement, apply_result, lock_family
+from arena.storage import get_db
+from arena.tournaments import service
+from arena.tournaments.models import TournamentMatch
+from arena.web import TOURNAMENT_RENDERS
+from referee import find_ruleset
+from referee import log as referee_log
+from referee.match import Limits, run_match
+from referee.players import LocalPlayer
+
+from .conftest import both_backends
+
+SIZES = (12, 100, 400)
+"""Bots and finished matches at each step (tournaments: that many entrants, up to 256)."""
+
+
+def first_legal(request: dict[str, Any]) -> dict[str, Any]:
+    return {"move": request["legal_moves"][0]["id"]}
+
+
+def real_log() -> tuple[bytes, dict[str, Any]]:
+    """One real match log (gzip) and its totals, shared by every seeded result."""
+    rec = run_match(find_ruleset("standard"), [LocalPlayer(first_legal) for _ in range(4)],
+                    seed=5, deals=1)
+    doc = referee_log.to_document(rec)
+    gz = gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0)
+    totals = {"totals": list(rec.totals), "forfeits": [], "notes": [], "seats": [],
+              "strikes": [{"seat": 0, "deal": 0, "turn": 1, "reason": "timeout",
+                           "detail": "seeded"}]}
+    return gz, totals
+
+
+@dataclass
+class Seeded:
+    bots: list[int]
+    busy: int
+    matches: list[int]
+    swiss: int
+    knockout: int
+    round_robin: int
+
+
+def finish_directly(app: Flask, match_id: int, log_gz: bytes, totals: dict[str, Any],
+                    rng: random.Random) -> None:
+    """What the finishing job writes (state, seats, result, ratings, family counter), in
+    one transaction, without playing."""
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None
+        now = utcnow()
+        m.state, m.finished_at, m.started_at = "finished", now, now
+        family = lock_family(s, m.family)
+        result = MatchResult(match_id=m.id, family=m.family, created_at=now, totals=totals,
+                             log_gz=log_gz)
+        s.add(result)
+        s.flush()
+        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == m.id)).all()
+        ranks = list(range(1, len(seats) + 1))
+        rng.shuffle(ranks)
+        for x, r in zip(seats, ranks, strict=True):
+            x.rank, x.score, x.wins, x.strikes, x.forfeited = r, 10 - r, 1, 0, False
+            x.calls, x.p50_ms, x.p95_ms, x.max_ms = 10, 3.0, 9.0, 12.0
+        if m.rated:
+            apply_result(s, family=m.family, result_id=result.id, match_id=m.id,
+                         placements=[Placement(x.bot_id, x.rank or 0) for x in seats],
+                         initial=1500.0, k=32.0)
+        family.results += 1
+
+
+def seed(app: Flask, n: int) -> Seeded:
+    rng = random.Random(n)
+    log_gz, totals = real_log()
+    db = get_db(app)
+    now = utcnow()
+    with db.begin() as s:
+        s.execute(insert(Bot), [
+            {"name": f"bot-{i:04d}", "url": f"http://127.0.0.1:9/{i}", "version": 1,
+             "token_hash": "0" * 64, "created_at": now, "updated_at": now,
+             "owner_paused": False, "health_paused": False, "health_failures": 0,
+             "last_health_reason": "", "idle_since": now, "info": {"name": f"b{i}"},
+             "check_state": "passed", "endpoint": f"http://127.0.0.1:9/{i}"}
+            for i in range(n)])
+        bots = list(s.scalars(select(Bot.id).order_by(Bot.id)))
+        s.execute(insert(BotVersion), [
+            {"bot_id": b, "version": 1, "url": f"http://127.0.0.1:9/{b}", "created_at": now,
+             "info": {}} for b in bots])
+        versions = dict(s.execute(select(BotVersion.bot_id, BotVersion.id)).all())
+        s.execute(insert(HealthCheck), [
+            {"bot_id": b, "at": now, "url": "http://127.0.0.1:9/", "ok": True, "reason": "",
+             "state": "done", "purpose": "submit" if i == 0 else "sweep"}
+            for b in bots for i in range(3)])
+        limits = Limits().to_json()
+        s.execute(insert(Match), [
+            {"kind": "ladder", "state": "queued", "ruleset": "standard",
+             "family": family_of("standard"), "deals": 1, "seed": i, "limits": limits,
+             "rated": True, "created_at": now, "queued_at": now, "attempts": 1,
+             "enqueues": 1, "error": ""} for i in range(n)])
+        matches = list(s.scalars(select(Match.id).order_by(Match.id)))
+        busy = bots[0]
+        seat_rows = []
+        for m in matches:
+            others = rng.sample(bots[1:], 3)
+            for seat, b in enumerate([busy, *others]):
+                seat_rows.append({"match_id": m, "seat": seat, "bot_id": b,
+                                  "bot_version_id": versions[b]})
+        s.execute(insert(MatchSeat), seat_rows)
+    for m in matches:
+        finish_directly(app, m, log_gz, totals, rng)
+    entrants = min(n, 256)
+    tournaments = {}
+    for fmt, count in (("swiss", entrants), ("knockout", entrants), ("round_robin", 8)):
+        with db.begin() as s:
+            chosen = s.scalars(select(Bot).order_by(Bot.id).limit(count)).all()
+            t = service.create_tournament(s, name=f"{fmt} cup", format=fmt, ruleset="standard",
+                                          bots=chosen, deals=1, limits=Limits(), seed=n)
+            tournaments[fmt] = t.id
+        service.start(app, t.id)
+    # Swiss: round 1 played, round 2 paired and half played (partial table results).
+    tid = tournaments["swiss"]
+    for number in (1, 2):
+        with db.begin() as s:
+            ids = list(s.scalars(select(TournamentMatch.match_id)
+                                 .where(TournamentMatch.tournament_id == tid)
+                                 .join(Match, Match.id == TournamentMatch.match_id)
+                                 .where(Match.state == "queued").order_by(Match.id)))
+        for m in ids if number == 1 else ids[: len(ids) // 2]:
+            finish_directly(app, m, log_gz, totals, rng)
+        service.advance(app, tid)
+    return Seeded(bots, busy, matches, tournaments["swiss"], tournaments["knockout"],
+                  tournaments["round_robin"])
+
+
+ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
+    "web.home": lambda d: ["/"],
+    "web.leaderboard": lambda d: ["/leaderboard", "/leaderboard?q=BOT-00"],
+    "web.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
+    "web.bot_new": lambda d: ["/bots/new"],
+    "web.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
+    "web.match_replay": lambda d: [f"/matches/{d.matches[-1]}/replay.json"],
+    "web.tournaments": lambda d: ["/tournaments"],
+    "web.tournament_new": lambda d: ["/tournaments/new"],
+    "web.tournament_page": lambda d: [f"/tournaments/{d.swiss}", f"/tournaments/{d.knockout}",
+                                      f"/tournaments/{d.round_robin}",
+                                      f"/tournaments/{d.swiss}?round=1&tables=2"],
+    "web.tournament_live": lambda d: [f"/tournaments/{d.swiss}/live",
+                                      f"/tournaments/{d.knockout}/live"],
+    "web.healthz": lambda d: ["/healthz"],
+    "web.readyz": lambda d: ["/readyz"],
+    "api.list_bots": lambda d: ["/api/bots", "/api/bots?limit=200"],
+    "api.show_bot": lambda d: [f"/api/bots/{d.busy}"],
+    "api.bot_versions": lambda d: [f"/api/bots/{d.busy}/versions"],
+    "api.bot_health": lambda d: [f"/api/bots/{d.busy}/health"],
+    "api.bot_check": lambda d: [f"/api/bots/{d.busy}/check"],
+    "api.bot_rating_history": lambda d: [f"/api/bots/{d.busy}/ratings?limit=200"],
+    "api.bot_matches": lambda d: [f"/api/bots/{d.busy}/matches?limit=200"],
+    "api.list_families": lambda d: ["/api/families"],
+    "api.leaderboard": lambda d: ["/api/ratings?limit=200"],
+    "api.list_matches": lambda d: ["/api/matches?limit=200", "/api/matches?state=finished",
+                                   f"/api/matches?bot={d.busy}&limit=200"],
+    "api.show_match": lambda d: [f"/api/matches/{d.matches[-1]}"],
+    "api.match_log": lambda d: [f"/api/matches/{d.matches[-1]}/log"],
+    "api.openapi": lambda d: ["/api/openapi.json"],
+    "tournaments_api.index": lambda d: ["/api/tournaments"],
+    "tournaments_api.show": lambda d: [f"/api/tournaments/{d.swiss}"],
+    "tournaments_api.standings": lambda d: [f"/api/tournaments/{d.swiss}/standings"],
+    "tournaments_api.bracket": lambda d: [f"/api/tournaments/{d.swiss}/bracket",
+                                          f"/api/tournaments/{d.knockout}/bracket"],
+    "tournaments_api.download": lambda d: [f"/api/tournaments/{d.swiss}/archive"],
+}
+"""Every GET route (endpoint) and the URLs that exercise it."""
+
+SIZE_BOUND_EXEMPT = {"web.match_replay", "api.match_log", "tournaments_api.download",
+                     "tournaments_api.bracket", "tournaments_api.standings",
+                     "tournaments_api.show", "api.openapi"}
+"""Endpoints whose body legitimately grows with what they are asked for (a whole match
+log, a whole tournament's archive, bracket or standings as JSON): statements are still
+checked, bytes are not."""
+
+STATEMENT_SLACK = 2
+"""Statements a request may differ by between sizes without counting as growth."""
+
+PAGE_BYTES_MAX = 200_000
+"""Largest HTML/JSON body of a page at the top size (a 256-entrant tournament included)."""
+
+
+@contextmanager
+def counting(app: Flask) -> Iterator[list[str]]:
+    statements: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    engine = get_db(app).engine
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+
+
+def get_routes(app: Flask) -> set[str]:
+    return {r.endpoint for r in app.url_map.iter_rules()
+            if "GET" in (r.methods or set()) and r.endpoint != "static"}
+
+
+def test_every_get_route_has_a_statement_count_check(app: Flask) -> None:
+    missing = get_routes(app) - set(ROUTES)
+    assert not missing, f"GET routes without a statement-count check in ROUTES: {missing}"
+    assert not set(ROUTES) - get_routes(app), "ROUTES names routes that no longer exist"
+
+
+def _empty(app: Flask) -> None:
+    from arena.models import Base
+
+    db = get_db(app)
+    with db.begin() as s:
+        for table in reversed(Base.metadata.sorted_tables):
+            s.execute(table.delete())
+
+
+@pytest.mark.slow
+@both_backends
+def test_statements_per_request_do_not_grow_with_the_rows(app: Flask) -> None:
+    app.config["SITE_COUNTS_TTL_S"] = 0.0  # count the counts' statements on every hit
+    client = app.test_client()
+    counts: dict[str, list[int]] = {}
+    sizes: dict[str, int] = {}
+    for n in SIZES:
+        _empty(app)
+        data = seed(app, n)
+        for endpoint, urls in ROUTES.items():
+            for i, url in enumerate(urls(data)):
+                client.get(url)  # warm: the first hit of a process loads what it caches
+                TOURNAMENT_RENDERS.clear()  # count a full render, not a cached one
+                with counting(app) as statements:
+                    resp = client.get(url)
+                assert resp.status_code == 200, (url, resp.status_code, resp.data[:300])
+                key = f"{endpoint}#{i}"
+                counts.setdefault(key, []).append(len(statements))
+                if n == SIZES[-1] and endpoint not in SIZE_BOUND_EXEMPT \
+                        and "limit=" not in url:  # a page of limit=200 rows: bounded
+                    sizes[url] = len(resp.data)
+    # A lazy load per row adds at least (rows at 100) - (rows at 12) statements; the slack
+    # allows the one optional query of a page whose rows differ in kind (e.g. no partially
+    # played table among the tables shown).
+    grown = {k: v for k, v in counts.items() if max(v) - min(v) > STATEMENT_SLACK}
+    assert not grown, f"statements per request grew with the rows ({SIZES}): {grown}"
+    big = {u: b for u, b in sizes.items() if b > PAGE_BYTES_MAX}
+    assert not big, f"pages larger than {PAGE_BYTES_MAX} bytes at {SIZES[-1]} rows: {big}"
+    for key, v in sorted(counts.items()):
+        print(f"{key:40} statements at {SIZES}: {v}")
+
+
+# --- keyset pagination -----------------------------------------------------------------------
+
+
+def walk(client: Any, url: str, cursor: str | None = None) -> list[dict[str, Any]]:
+    """Every item of a keyset list, following next_cursor (from ``cursor``, if given)."""
+    items: list[dict[str, Any]] = []
+    sep = "&" if "?" in url else "?"
+    page = client.get(url if cursor is None else f"{url}{sep}cursor={cursor}").get_json()
+    items += page["items"]
+    for _ in range(10_000):
+        if page["next_cursor"] is None:
+            break
+        page = client.get(f"{url}{sep}cursor={page['next_cursor']}").get_json()
+        items += page["items"]
+    return items
+
+
+def add_matches(app: Flask, bots: list[int], count: int) -> None:
+    now = utcnow()
+    with get_db(app).begin() as s:
+        versions = dict(s.execute(select(BotVersion.bot_id, BotVersion.id)).all())
+        for _ in range(count):
+            m = Match(kind="admin", state="queued", ruleset="standard", family="classic",
+                      deals=1, seed=1, limits=Limits().to_json(), rated=True, created_at=now,
+                      queued_at=now, attempts=0, enqueues=0, error="")
+            s.add(m)
+            s.flush()
+            for seat, b in enumerate(bots[:4]):
+                s.add(MatchSeat(match_id=m.id, seat=seat, bot_id=b, bot_version_id=versions[b]))
+
+
+@both_backends
+def test_match_lists_page_by_cursor_and_stay_stable_under_inserts(app: Flask) -> None:
+    data = seed(app, 12)
+    client = app.test_client()
+    for url in ("/api/matches?limit=5", f"/api/bots/{data.busy}/matches?limit=5",
+                f"/api/matches?bot={data.busy}&limit=5", "/api/matches?state=finished&limit=5"):
+        before = [m["id"] for m in walk(client, url)]
+        assert before == sorted(before, reverse=True) and len(set(before)) == len(before)
+        first = client.get(url).get_json()
+        assert len(first["items"]) == 5 and "total" not in first
+        add_matches(app, data.bots, 3)  # newer matches arrive while the client pages
+        rest = walk(client, url, first["next_cursor"])
+        after = [m["id"] for m in first["items"]] + [m["id"] for m in rest]
+        assert after == before, url  # nothing shown twice, nothing skipped
+    with get_db(app).begin() as s:
+        sat = s.scalar(select(func.count(func.distinct(MatchSeat.match_id)))
+                       .where(MatchSeat.bot_id == data.busy))
+    assert len(walk(client, f"/api/bots/{data.busy}/matches?limit=7")) == sat
+    history = walk(client, f"/api/bots/{data.busy}/ratings?limit=5")
+    with get_db(app).begin() as s:
+        events = list(s.scalars(select(RatingEvent.match_id)
+                                .where(RatingEvent.bot_id == data.busy).order_by(RatingEvent.id)))
+    assert [e["match_id"] for e in history] == events  # oldest first, every one
+    assert events[: len(data.matches)] == data.matches
+    checks = walk(client, f"/api/bots/{data.busy}/health?limit=2")
+    assert len(checks) == 3
+
+
+# --- leaderboard ------------------------------------------------------------------------------
+
+
+@both_backends
+def test_leaderboard_is_paginated_and_searchable_with_global_ranks(app: Flask) -> None:
+    app.config["LEADERBOARD_PAGE_SIZE"] = 5
+    data = seed(app, 12)
+    client = app.test_client()
+    board = client.get("/api/ratings?limit=100").get_json()["items"]
+    rank_of = {e["bot"]["name"]: e["rank"] for e in board}
+    order = [e["bot"]["name"] for e in board]
+    assert len(order) == len(data.bots)
+
+    def rows(html: str) -> list[tuple[int, str]]:
+        import re
+
+        return [(int(r), n) for r, n in re.findall(
+            r'<td class="num rank">(\d+)</td>\s*<td><a class="bot" href="/bots/\d+">([^<]+)</a>',
+            html)]
+
+    page1 = client.get("/leaderboard").get_data(as_text=True)
+    assert rows(page1) == [(i + 1, order[i]) for i in range(5)]
+    assert 'rel="next"' in page1 and 'rel="prev"' not in page1
+    page3 = client.get("/leaderboard?page=3").get_data(as_text=True)
+    assert rows(page3) == [(i + 1, order[i]) for i in range(10, 12)]
+    assert 'rel="next"' not in page3 and 'rel="prev"' in page3
+    found = rows(client.get("/leaderboard?q=BOT-000").get_data(as_text=True))
+    want = sorted((rank_of[n], n) for n in order if n.startswith("bot-000"))
+    assert found == want[:5] and len(want) == 10  # ranks in the whole family, paginated
+    found2 = rows(client.get("/leaderboard?q=BOT-000&page=2").get_data(as_text=True))
+    assert found2 == want[5:10]
+    for q in ("%", "_", "bot-0%", "\\"):  # wildcards are literal text
+        assert rows(client.get("/leaderboard", query_string={"q": q}).get_data(
+            as_text=True)) == []
+    assert client.get("/leaderboard?page=999999999").status_code == 200
+
+
+# --- charts and counts ------------------------------------------------------------------------
+
+
+def test_sample_games_keeps_both_ends_and_the_bound() -> None:
+    from arena.ratings import sample_games
+
+    assert sample_games(0, 10) == []
+    assert sample_games(5, 10) == [1, 2, 3, 4, 5]
+    for games in (11, 199, 200, 201, 62_773):
+        got = sample_games(games, 200)
+        assert got[0] == 1 and got[-1] == games and len(got) <= 200
+        assert got == sorted(set(got))
+        gaps = [b - a for a, b in itertools.pairwise(got)]
+        assert max(gaps) - min(gaps) <= 1  # evenly spaced
+
+
+@both_backends
+def test_rating_charts_are_downsampled_server_side(app: Flask) -> None:
+    app.config["CHART_POINTS"] = 40
+    data = seed(app, 100)  # the busy bot has 100 rated games
+    client = app.test_client()
+    import re
+
+    for url in (f"/bots/{data.busy}", "/leaderboard"):
+        html = client.get(url).get_data(as_text=True)
+        lines = re.findall(r'<polyline points="([^"]+)"', html)
+        assert lines, url
+        assert all(len(pts.split()) <= 40 for pts in lines), url
+    busy = re.findall(r'<polyline points="([^"]+)"',
+                      client.get(f"/bots/{data.busy}").get_data(as_text=True))[0].split()
+    assert len(busy) == 40  # 39 sampled games and the starting rating
+    assert busy[0].startswith("48.0,")  # x of 0 games: the left edge
+
+
+@both_backends
+def test_home_counts_come_from_the_counter_and_a_short_cache(app: Flask) -> None:
+    app.config["SITE_COUNTS_TTL_S"] = 3600.0
+    data = seed(app, 12)
+    client = app.test_client()
+    import re
+
+    def stats() -> list[str]:
+        return re.findall(r'<span class="stat-n">(\d+)</span>',
+                          client.get("/").get_data(as_text=True))
+
+    with get_db(app).begin() as s:
+        finished = s.scalar(select(func.count()).select_from(Match)
+                            .where(Match.state == "finished"))
+    first = stats()
+    assert first == [str(len(data.bots)), str(finished), "3"]
+    with get_db(app).begin() as s:
+        s.add(Bot(name="late", url="http://127.0.0.1:9/", token_hash="0" * 64))
+    assert stats()[0] == str(len(data.bots))  # cached
+    app.config["SITE_COUNTS_TTL_S"] = 0.0
+    assert stats()[0] == str(len(data.bots) + 1)
+
+
+# --- tournament pages -------------------------------------------------------------------------
+
+
+@both_backends
+def test_large_tournament_pages_show_one_round_a_page_of_tables_and_top_standings(
+        app: Flask) -> None:
+    app.config["TOURNAMENT_PAGE_TABLES"] = 2
+    app.config["TOURNAMENT_PAGE_STANDINGS"] = 5
+    data = seed(app, 12)  # Swiss: 3 tables a round, round 2 being played
+    client = app.test_client()
+    import re
+
+    def tables(html: str) -> list[str]:
+        return re.findall(r'class="box-title">(Table \d+)<', html)
+
+    html = client.get(f"/tournaments/{data.swiss}").get_data(as_text=True)
+    assert 'data-test="round-nav"' in html
+    assert tables(html) == ["Table 1", "Table 2"]
+    assert "tables 1&ndash;2 of 3" in html and "The top 5 of 12" in html
+    assert len(re.findall(r'<td class="num rank">', html)) == 5
+    more = client.get(f"/tournaments/{data.swiss}?round=2&tables=2").get_data(as_text=True)
+    assert tables(more) == ["Table 3"]
+    live = client.get(f"/tournaments/{data.swiss}/live?round=1&tables=2")
+    assert tables(live.get_data(as_text=True)) == ["Table 3"]
+    page = client.get(f"/tournaments/{data.swiss}?round=1")
+    live_url = f'data-live-url="/tournaments/{data.swiss}/live?round=1&amp;tables=1"'
+    assert live_url in page.get_data(as_text=True)
+    for bad in ("?round=99", "?round=x", "?tables=999", "?tables=-1"):
+        assert client.get(f"/tournaments/{data.swiss}{bad}").status_code == 200
+    small = client.get(f"/tournaments/{data.round_robin}").get_data(as_text=True)
+    app.config["TOURNAMENT_PAGE_TABLES"] = 100  # every round drawn whole again
+    whole = client.get(f"/tournaments/{data.swiss}").get_data(as_text=True)
+    assert 'data-test="round-nav"' not in whole and len(tables(whole)) == 6
+    assert 'data-test="round-nav"' in small  # 8 entrants, several rounds of 2 tables
+
+
+@both_backends
+def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask) -> None:
+    data = seed(app, 12)
+    client = app.test_client()
+    TOURNAMENT_RENDERS.clear()
+    url = f"/tournaments/{data.swiss}"
+    first = client.get(url).get_data(as_text=True)
+    with counting(app) as statements:
+        again = client.get(url).get_data(as_text=True)
+    assert again == first and len(statements) <= 3  # the tournament, its tag: no render
+    with get_db(app).begin() as s:
+        queued = s.scalar(select(TournamentMatch.match_id)
+                          .join(Match, Match.id == TournamentMatch.match_id)
+                          .where(TournamentMatch.tournament_id == data.swiss,
+                                 Match.state == "queued").limit(1))
+    log_gz, totals = real_log()
+    finish_directly(app, queued, log_gz, totals, random.Random(1))
+    after = client.get(url).get_data(as_text=True)
+    assert after != first  # one more match played: a new render
+    live = client.get(f"{url}/live").get_data(as_text=True)
+    assert live in after
