@@ -65,7 +65,8 @@ def serve(host: str, port: int) -> None:
 @cli.command()
 @click.option("--burst", is_flag=True, help="stop when the queue is empty")
 @click.option("--no-clock", is_flag=True, help="do not start the clock beside the worker")
-@click.option("--name", default=None, help="worker name (default: RQ's)")
+@click.option("--name", default=None,
+              help="worker name (default: host.pid.random, unique across restarts)")
 def worker(burst: bool, no_clock: bool, name: str | None) -> None:
     """Run an RQ worker on the arena queue."""
     from .worker import run_worker
@@ -81,6 +82,7 @@ def clock() -> None:
     import signal
 
     from .clock import Clock
+    from .supervisor import die_with_parent_from_env
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     c = Clock(_app())
@@ -90,6 +92,7 @@ def clock() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    die_with_parent_from_env()  # started by `arena worker`: die with it
     c.run()
 
 
