@@ -131,30 +131,26 @@ def ratings(check: bool, family: str | None) -> None:
     from sqlalchemy import select
 
     from .models import Rating
-    from .ratings import check as check_family
-    from .ratings import families
+    from .ratings import check_all, families, snapshot
 
     app = _app()
     cfg = app.config
-    with get_db(app).begin() as s:
-        names = [family] if family else families(s)
-        problems: list[str] = []
-        for name in names:
-            if check:
-                problems += check_family(s, name, initial=float(cfg["ELO_INITIAL"]),
-                                         k=float(cfg["ELO_K"]))
-                continue
-            click.echo(f"{name}:")
-            rows = s.scalars(select(Rating).where(Rating.family == name)
-                             .order_by(Rating.rating.desc())).all()
-            for i, r in enumerate(rows, 1):
-                click.echo(f"  {i:>3}. {r.bot.name:<24} {r.rating:8.1f}  {r.games} games")
+    db = get_db(app)
     if check:
+        names, problems = check_all(db, initial=float(cfg["ELO_INITIAL"]),
+                                    k=float(cfg["ELO_K"]), family=family)
         for p in problems:
             click.echo(p)
         click.echo(f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} checked: "
                    + ("ratings differ" if problems else "stored ratings equal the recompute"))
         sys.exit(1 if problems else 0)
+    with snapshot(db) as s:
+        for name in [family] if family else families(s):
+            click.echo(f"{name}:")
+            rows = s.scalars(select(Rating).where(Rating.family == name)
+                             .order_by(Rating.rating.desc())).all()
+            for i, r in enumerate(rows, 1):
+                click.echo(f"  {i:>3}. {r.bot.name:<24} {r.rating:8.1f}  {r.games} games")
 
 
 @cli.command("config")

@@ -24,6 +24,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+READ_SNAPSHOT = "arena_read_snapshot"
+"""Execution option of a connection that only reads, in one snapshot (see
+:func:`arena.ratings.snapshot`)."""
 
 
 def database_url(app: Flask) -> str:
@@ -57,7 +60,10 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A read snapshot (arena.ratings.snapshot) needs no write lock: a deferred
+            # transaction reads one consistent state of the WAL from its first read on.
+            read_only = conn.get_execution_options().get(READ_SNAPSHOT, False)
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
     return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
