@@ -251,3 +251,24 @@ def test_workers_with_clocks_keep_the_ladder_going(
     with get_db(app).begin() as s:
         seats = Counter(s.scalars(select(MatchSeat.bot_id)))
     assert set(seats) == set(four_bots)
+
+
+def test_the_sweep_honours_a_short_interval(
+    app: Flask, four_bots: list[int], start_worker: Callable[[], Child]
+) -> None:
+    """Three checks of every bot within seconds when HEALTH_SWEEP_INTERVAL_S says so (job
+    ids used to carry the minute: one check a minute at most)."""
+    app.config["HEALTH_SWEEP_INTERVAL_S"] = 0.5
+    start_worker()
+
+    def checks() -> int:
+        with get_db(app).begin() as s:
+            return int(s.scalar(select(func.count()).select_from(HealthCheck)
+                                .where(HealthCheck.bot_id == four_bots[0])) or 0)
+
+    before = checks()
+    for n in range(1, 4):
+        wait_for(lambda: four_bots[0] in sweep(app), 30, every_s=0.1, what="the bot to be due")
+        sweep(app)  # again at once: the pending check is not enqueued twice
+        wait_for(lambda n=n: checks() >= before + n, 30, what=f"check {n} of the bot")
+    assert checks() == before + 3
