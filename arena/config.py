@@ -30,6 +30,10 @@ class Defaults:
     """Log every SQL statement (debugging)."""
     SQLITE_BUSY_TIMEOUT_S: float = 30.0
     """How long an SQLite writer waits for the lock before failing."""
+    DATABASE_STATEMENT_TIMEOUT_MS: int = 0
+    """Longest time one SQL statement may run on PostgreSQL (``statement_timeout``; 0: no
+    limit).  ``deploy/gunicorn.conf.py`` sets it for the web process to its request deadline
+    (``WEB_REQUEST_TIMEOUT_S``), so a runaway query ends instead of holding a thread."""
 
     # --- queue ---------------------------------------------------------------------------
     REDIS_URL: str = ""

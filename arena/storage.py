@@ -40,7 +40,8 @@ def database_url(app: Flask) -> str:
     return url
 
 
-def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> Engine:
+def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                statement_timeout_ms: int = 0) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -66,16 +67,22 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -
             conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    connect_args: dict[str, Any] = {}
+    if statement_timeout_ms > 0 and parsed.get_backend_name() == "postgresql":
+        connect_args["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=5,
+                         connect_args=connect_args)
 
 
 class Database:
     """An app's engine and session factory."""
 
-    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                 statement_timeout_ms: int = 0) -> None:
         self.url = url
         self.pid = os.getpid()
-        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s)
+        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s,
+                                  statement_timeout_ms=statement_timeout_ms)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @property
@@ -129,6 +136,7 @@ def init_app(app: Flask) -> None:
         database_url(app),
         echo=bool(app.config["DATABASE_ECHO"]),
         busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
+        statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
     )
     app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)
