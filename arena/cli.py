@@ -33,7 +33,9 @@ def _app() -> Flask:
 
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
 def cli() -> None:
-    pass
+    from .supervisor import die_with_parent_from_env
+
+    die_with_parent_from_env()  # a child of `arena worker` or `arena demo`: die with it
 
 
 @cli.command("init-db")
@@ -82,7 +84,6 @@ def clock() -> None:
     import signal
 
     from .clock import Clock
-    from .supervisor import die_with_parent_from_env
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     c = Clock(_app())
@@ -92,7 +93,6 @@ def clock() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    die_with_parent_from_env()  # started by `arena worker`: die with it
     c.run()
 
 

@@ -12,6 +12,7 @@ import random
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -257,3 +258,32 @@ def test_worker_names_do_not_collide_and_a_restart_under_a_name_is_prompt(
     finished(app, match_id, 60)
     (w,) = [w for w in registered() if w.name == "fixed-name"]
     assert w.pid == again.pid
+
+
+PARENT = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE)
+print(child.pid, child.stdout.readline().decode().strip(), flush=True)
+child.wait()
+"""
+CHILD = """
+import os, sys, time
+from arena.supervisor import die_with_parent
+die_with_parent(os.getppid(), use_prctl=sys.argv[1] == "prctl", watch=sys.argv[1] == "watch")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["prctl", "watch"])
+def test_a_child_dies_with_its_killed_parent(mechanism: str) -> None:
+    """Each mechanism alone: the kernel's death signal, and the portable parent-pid watch."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, mechanism],
+                              stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+    assert parent.stdout is not None
+    pid, ready = parent.stdout.readline().decode().split()
+    assert ready == "ready"
+    assert alive(int(pid))
+    parent.kill()
+    parent.wait()
+    wait_for(lambda: not alive(int(pid)), 30, what=f"the orphan ({mechanism}) to die")
