@@ -363,28 +363,34 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
     def on_signal(signum: int, frame: object) -> None:
         stopping.set()
 
-    while True:
-        # Between loops (and while Redis is away) a signal simply ends the supervision.
+    def ours() -> None:  # between loops (and while Redis is away) a signal ends it all
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
+
+    while True:
+        ours()
         if not wait_for_redis(connection, backoff, stopping):
             return True
         worker_name = name or default_worker_name()
-        if name:
-            with contextlib.suppress(*REDIS_ERRORS):
-                free_stale_name(connection, name, queue_names)
-        worker = make_worker(worker_name)
-        _chain_stop(worker, stopping)
-        _register_again_when_forgotten(worker)
+        worker: WorkerLike | None = None
         try:
-            worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO")
+            try:
+                if name:
+                    free_stale_name(connection, name, queue_names)
+                worker = make_worker(worker_name)
+                _chain_stop(worker, stopping)
+                _register_again_when_forgotten(worker)
+                worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO")
+            finally:
+                ours()  # RQ's handlers would raise StopRequested outside its loop
         except REDIS_ERRORS as exc:
             log.error("worker %s lost Redis (%s); waiting for it", worker_name, exc)
-            _forget(worker)
+            if worker is not None:
+                _forget(worker)
             continue
         if stopping.is_set() or burst:
             return True
         # The loop quit on its own (RQ logs "unhandled exception, quitting"): start again.
         log.error("worker %s quit its loop; starting it again", worker_name)
         _forget(worker)
-        time.sleep(backoff.take())
+        stopping.wait(backoff.take())
