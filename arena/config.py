@@ -37,12 +37,13 @@ class Defaults:
 
     # --- queue ---------------------------------------------------------------------------
     REDIS_URL: str = ""
-    """Redis for the job queue (``redis://host:6379/0``).  Empty: the service starts its own
-    private Redis on a unix socket in the instance folder and stops it on exit."""
+    """Redis for the job queue (``redis://host:6379/0``).  Empty: the instance's processes
+    share a private Redis on a unix socket, stopped once none of them is left."""
     QUEUE_NAME: str = "arena"
     """Name of the RQ queue that match and health-check jobs go to."""
     EMBEDDED_REDIS_DIR: str = ""
-    """Where the embedded Redis keeps its socket, pid and log.  Empty: ``<instance>/redis``."""
+    """Where the embedded Redis keeps its socket, leases and log.  Empty:
+    ``$TMPDIR/arena-<hash of the instance path>``."""
 
     # --- security ------------------------------------------------------------------------
     SECRET_KEY: str = ""

@@ -306,23 +306,28 @@ def _forget(worker: WorkerLike) -> None:
 
 
 def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
-    """RQ installs its own SIGTERM/SIGINT handlers (``request_stop``: warm shutdown) when
-    its loop starts; note the request here too, so the loop is not started again."""
-    original = worker.request_stop  # type: ignore[attr-defined]
-
-    def request_stop(signum: int, frame: Any) -> None:
-        stopping.set()
-        original(signum, frame)
-
-    worker.request_stop = request_stop  # type: ignore[attr-defined]
+    """A worker installs its own SIGTERM/SIGINT handlers when its loop starts (RQ's
+    ``request_stop``: warm shutdown; other worker classes their own).  Wrap whatever it
+    installed so the request is noted here too (the loop is then not started again), and
+    honour a signal that came before its handlers were in place."""
     install = worker._install_signal_handlers  # type: ignore[attr-defined]
 
-    def install_then_honour_an_early_stop() -> None:
+    def chained(handler: Any) -> Callable[[int, Any], None]:
+        def on_signal(signum: int, frame: Any) -> None:
+            stopping.set()
+            if callable(handler):
+                handler(signum, frame)
+
+        return on_signal
+
+    def install_chained() -> None:
         install()
-        if stopping.is_set():  # a signal came before RQ's handlers were in place
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, chained(signal.getsignal(sig)))
+        if stopping.is_set():  # a signal came before the worker's handlers were in place
             worker._stop_requested = True  # type: ignore[attr-defined]
 
-    worker._install_signal_handlers = install_then_honour_an_early_stop  # type: ignore[attr-defined]
+    worker._install_signal_handlers = install_chained  # type: ignore[attr-defined]
 
 
 def _register_again_when_forgotten(worker: WorkerLike) -> None:
