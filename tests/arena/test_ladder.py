@@ -272,3 +272,17 @@ def test_the_sweep_honours_a_short_interval(
         sweep(app)  # again at once: the pending check is not enqueued twice
         wait_for(lambda n=n: checks() >= before + n, 30, what=f"check {n} of the bot")
     assert checks() == before + 3
+
+
+def test_the_clock_sweeps_often_enough_that_no_bot_waits_two_intervals(
+    app: Flask, four_bots: list[int]
+) -> None:
+    """A bot becomes due between two sweeps; with one sweep per interval it would be
+    checked every second interval.  The clock sweeps ten times per interval."""
+    app.config.update(HEALTH_SWEEP_INTERVAL_S=100.0, CLOCK_TICK_S=1.0, LADDER_ENABLED=False)
+    c = Clock(app)
+    assert "health" in c.tick()
+    c.last["health"] -= 9.0
+    assert "health" not in c.tick()
+    c.last["health"] -= 2.0
+    assert "health" in c.tick()
