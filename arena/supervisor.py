@@ -321,11 +321,17 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
         return on_signal
 
     def install_chained() -> None:
+        from rq.exceptions import StopRequested
+
         install()
+        own = signal.getsignal(signal.SIGTERM)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, chained(signal.getsignal(sig)))
-        if stopping.is_set():  # a signal came before the worker's handlers were in place
-            worker._stop_requested = True  # type: ignore[attr-defined]
+        if stopping.is_set():  # a signal came before the worker's handlers were in place:
+            worker._stop_requested = True  # type: ignore[attr-defined]  # RQ's loop flag
+            if callable(own):  # and whatever the worker's own handler does
+                with contextlib.suppress(StopRequested):  # RQ's, outside its loop
+                    own(signal.SIGTERM, None)
 
     worker._install_signal_handlers = install_chained  # type: ignore[attr-defined]
 
