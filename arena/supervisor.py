@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 import redis.exceptions
 from redis import Redis
+from rq.exceptions import StopRequested
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,11 @@ def children_die_with_me() -> None:
     me = os.getpid()
 
     def in_child() -> None:
+        # A fork inherits the parent's Python signal handlers (ours set a flag in the
+        # parent's supervision, which means nothing here): until the child installs its own
+        # (RQ's scheduler does, a little later), SIGTERM must simply end it.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if os.getppid() == me:
             # The kernel signal only; a thread per horse would be wasted on Linux.
             die_with_parent(me, signal.SIGKILL, watch=not sys.platform.startswith("linux"))
@@ -321,8 +327,6 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
         return on_signal
 
     def install_chained() -> None:
-        from rq.exceptions import StopRequested
-
         install()
         own = signal.getsignal(signal.SIGTERM)
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -394,6 +398,14 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
                 worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO")
             finally:
                 ours()  # RQ's handlers would raise StopRequested outside its loop
+        except StopRequested:
+            # RQ's handler raises this; outside its loop (a signal between installing the
+            # handlers and entering the loop) nothing tore the worker down: its scheduler
+            # process would keep this one from exiting.
+            if worker is not None:
+                with contextlib.suppress(Exception):
+                    worker.teardown()  # type: ignore[attr-defined]
+            return True
         except REDIS_ERRORS as exc:
             log.error("worker %s lost Redis (%s); waiting for it", worker_name, exc)
             if worker is not None:
