@@ -33,7 +33,9 @@ def _app() -> Flask:
 
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
 def cli() -> None:
-    pass
+    from .supervisor import die_with_parent_from_env
+
+    die_with_parent_from_env()  # a child of `arena worker` or `arena demo`: die with it
 
 
 @cli.command("init-db")
@@ -65,7 +67,8 @@ def serve(host: str, port: int) -> None:
 @cli.command()
 @click.option("--burst", is_flag=True, help="stop when the queue is empty")
 @click.option("--no-clock", is_flag=True, help="do not start the clock beside the worker")
-@click.option("--name", default=None, help="worker name (default: RQ's)")
+@click.option("--name", default=None,
+              help="worker name (default: host.pid.random, unique across restarts)")
 def worker(burst: bool, no_clock: bool, name: str | None) -> None:
     """Run an RQ worker on the arena queue."""
     from .worker import run_worker
@@ -128,30 +131,26 @@ def ratings(check: bool, family: str | None) -> None:
     from sqlalchemy import select
 
     from .models import Rating
-    from .ratings import check as check_family
-    from .ratings import families
+    from .ratings import check_all, families, snapshot
 
     app = _app()
     cfg = app.config
-    with get_db(app).begin() as s:
-        names = [family] if family else families(s)
-        problems: list[str] = []
-        for name in names:
-            if check:
-                problems += check_family(s, name, initial=float(cfg["ELO_INITIAL"]),
-                                         k=float(cfg["ELO_K"]))
-                continue
-            click.echo(f"{name}:")
-            rows = s.scalars(select(Rating).where(Rating.family == name)
-                             .order_by(Rating.rating.desc())).all()
-            for i, r in enumerate(rows, 1):
-                click.echo(f"  {i:>3}. {r.bot.name:<24} {r.rating:8.1f}  {r.games} games")
+    db = get_db(app)
     if check:
+        names, problems = check_all(db, initial=float(cfg["ELO_INITIAL"]),
+                                    k=float(cfg["ELO_K"]), family=family)
         for p in problems:
             click.echo(p)
         click.echo(f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} checked: "
                    + ("ratings differ" if problems else "stored ratings equal the recompute"))
         sys.exit(1 if problems else 0)
+    with snapshot(db) as s:
+        for name in [family] if family else families(s):
+            click.echo(f"{name}:")
+            rows = s.scalars(select(Rating).where(Rating.family == name)
+                             .order_by(Rating.rating.desc())).all()
+            for i, r in enumerate(rows, 1):
+                click.echo(f"  {i:>3}. {r.bot.name:<24} {r.rating:8.1f}  {r.games} games")
 
 
 @cli.command("config")

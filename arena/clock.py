@@ -2,7 +2,8 @@
 
 Every ``CLOCK_TICK_S`` the clock runs what is due: the reconciler
 (``RECONCILE_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when ``LADDER_ENABLED``)
-and the health sweep (``HEALTH_SWEEP_INTERVAL_S``).  ``arena worker`` starts one clock per
+and the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot is checked within
+about one interval of its last check).  ``arena worker`` starts one clock per
 worker process by default (``WORKER_CLOCK``); they elect a leader with a Redis lock that
 expires after a few ticks, so with many workers on many machines exactly one clock works at
 a time and another takes over within seconds when it dies.
@@ -15,6 +16,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 from flask import Flask
 
@@ -26,6 +28,18 @@ from .sweep import sweep
 log = logging.getLogger(__name__)
 
 LOCK_KEY = "arena:clock:leader"
+
+
+SWEEPS_PER_INTERVAL = 10
+"""The health sweep runs this many times per ``HEALTH_SWEEP_INTERVAL_S``: a bot becomes due
+between two sweeps, and with one sweep per interval it would wait for the next one, i.e. be
+checked every *two* intervals.  (Sweeps are cheap: one query of the due bots.)"""
+
+
+def sweep_every(cfg: Any) -> float:
+    """Seconds between two health sweeps of the clock."""
+    interval = float(cfg["HEALTH_SWEEP_INTERVAL_S"])
+    return max(float(cfg["CLOCK_TICK_S"]), interval / SWEEPS_PER_INTERVAL)
 
 
 class Clock:
@@ -53,7 +67,7 @@ class Clock:
         cfg = self.app.config
         out: list[tuple[str, float, Callable[[], object]]] = [
             ("reconcile", float(cfg["RECONCILE_INTERVAL_S"]), lambda: reconcile(self.app)),
-            ("health", float(cfg["HEALTH_SWEEP_INTERVAL_S"]), lambda: sweep(self.app)),
+            ("health", sweep_every(cfg), lambda: sweep(self.app)),
         ]
         from .tournaments.service import advance_all
 

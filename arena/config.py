@@ -40,15 +40,20 @@ class Defaults:
     again when returned)."""
     DATABASE_POOL_TIMEOUT_S: float = 30.0
     """How long a thread waits for a free pooled connection before its transaction fails."""
+    DATABASE_STATEMENT_TIMEOUT_MS: int = 0
+    """Longest time one SQL statement may run on PostgreSQL (``statement_timeout``; 0: no
+    limit).  ``deploy/gunicorn.conf.py`` sets it for the web process to its request deadline
+    (``WEB_REQUEST_TIMEOUT_S``), so a runaway query ends instead of holding a thread."""
 
     # --- queue ---------------------------------------------------------------------------
     REDIS_URL: str = ""
-    """Redis for the job queue (``redis://host:6379/0``).  Empty: the service starts its own
-    private Redis on a unix socket in the instance folder and stops it on exit."""
+    """Redis for the job queue (``redis://host:6379/0``).  Empty: the instance's processes
+    share a private Redis on a unix socket, stopped once none of them is left."""
     QUEUE_NAME: str = "arena"
     """Name of the RQ queue that match and health-check jobs go to."""
     EMBEDDED_REDIS_DIR: str = ""
-    """Where the embedded Redis keeps its socket, pid and log.  Empty: ``<instance>/redis``."""
+    """Where the embedded Redis keeps its socket, leases and log.  Empty:
+    ``$TMPDIR/arena-<hash of the instance path>``."""
 
     # --- security ------------------------------------------------------------------------
     SECRET_KEY: str = ""
@@ -260,6 +265,15 @@ class Defaults:
     """A job in a pool worker stops itself at its RQ timeout at the next turn; one still
     running this long after its timeout (stuck where it cannot stop itself) is given up:
     recorded as failed (and retried), its lease left to run out, its thread abandoned."""
+    WORKER_REDIS_RETRY_MAX_S: float = 30.0
+    """Longest wait between two attempts of a worker to reach a lost Redis (the wait doubles
+    from half a second up to this); the worker resumes as soon as Redis answers."""
+    WORKER_CHILD_RESTART_MAX_S: float = 30.0
+    """Longest back-off before a worker starts its dead clock again (the wait doubles from
+    half a second, and starts over once a clock has lived a minute)."""
+    WORKER_RQ_SCHEDULER: bool = True
+    """Whether ``arena worker`` runs RQ's scheduler (it moves delayed job retries onto the
+    queue).  Recovery does not depend on it: the reconciler works from the database."""
 
 
 TRUE = {"1", "true", "yes", "on"}

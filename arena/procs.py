@@ -2,7 +2,9 @@
 
 Every child runs in its own session (process group) so a Ctrl-C in the terminal reaches the
 parent only, which then stops its children in order.  Children are stopped by their pid,
-SIGTERM first and SIGKILL after a grace period.
+SIGTERM first and SIGKILL after a grace period.  Arena children also die with their parent
+when it is killed without a chance to stop them (``ARENA_PARENT_PID``, see
+:mod:`arena.supervisor`): a killed demo or test run leaves no worker behind.
 """
 
 from __future__ import annotations
@@ -130,13 +132,15 @@ def _drain(proc: subprocess.Popen[bytes]) -> None:
 def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
                 quiet: bool = True) -> Child:
     """Start ``python -m arena <args>`` with ``env`` (a worker, a clock, a server)."""
+    from .supervisor import PARENT_PID_ENV
+
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "arena", *args],
         stdin=subprocess.DEVNULL,
         stdout=out,
         stderr=out,
-        env=dict(env),
+        env={**env, PARENT_PID_ENV: str(os.getpid())},
         start_new_session=True,
     )
     return Child(name, proc)

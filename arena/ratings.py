@@ -20,19 +20,26 @@ Results are applied in the order of ``MatchResult.id`` within a family: the fini
 transaction locks the family's :class:`~arena.models.RatingFamily` row *before* it inserts
 the result, so ids are handed out in the order ratings are applied.  :func:`recompute`
 replays every stored result of a family in that order with the same arithmetic and must give
-exactly the stored ratings (``arena ratings --check``).
+exactly the stored ratings (``arena ratings --check``).  The check reads results and ratings
+in one snapshot (:func:`snapshot`): read at different moments, a match finishing in between
+would look like a difference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .models import MatchResult, MatchSeat, Rating, RatingEvent, RatingFamily, utcnow
+from .storage import READ_SNAPSHOT
+
+if TYPE_CHECKING:
+    from .storage import Database
 
 
 def expected(r_i: float, r_j: float) -> float:
@@ -188,6 +195,32 @@ def check(s: Session, family: str, *, initial: float, k: float) -> list[str]:
             problems.append(f"{family}: bot {bot_id}: stored {row.rating} ({row.games} games), "
                             f"recomputed {want} ({again.games[bot_id]} games)")
     return problems
+
+
+@contextmanager
+def snapshot(db: Database) -> Iterator[Session]:
+    """A read-only session in which every query sees the same committed state: a
+    ``REPEATABLE READ READ ONLY`` transaction on PostgreSQL, one deferred read transaction on
+    SQLite (WAL: a snapshot from the first read on, without taking the write lock)."""
+    options: dict[str, object] = {READ_SNAPSHOT: True}
+    if db.dialect == "postgresql":
+        options.update(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+    with db.engine.connect() as conn:
+        conn = conn.execution_options(**options)
+        with conn.begin(), Session(bind=conn) as s:
+            yield s
+
+
+def check_all(db: Database, *, initial: float, k: float,
+              family: str | None = None) -> tuple[list[str], list[str]]:
+    """``arena ratings --check``: the families checked and the differences found, all read
+    in one snapshot."""
+    with snapshot(db) as s:
+        names = [family] if family else families(s)
+        problems: list[str] = []
+        for name in names:
+            problems += check(s, name, initial=initial, k=k)
+    return names, problems
 
 
 def families(s: Session) -> list[str]:

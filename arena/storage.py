@@ -25,6 +25,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+READ_SNAPSHOT = "arena_read_snapshot"
+"""Execution option of a connection that only reads, in one snapshot (see
+:func:`arena.ratings.snapshot`)."""
 
 
 def database_url(app: Flask) -> str:
@@ -48,7 +51,7 @@ class PoolSize:
 
 
 def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
-                pool: PoolSize = PoolSize()) -> Engine:
+                pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> Engine:
     parsed = make_url(url)
     sizing: dict[str, Any] = {"pool_size": pool.size, "max_overflow": pool.overflow,
                               "pool_timeout": pool.timeout_s}
@@ -72,20 +75,28 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A read snapshot (arena.ratings.snapshot) needs no write lock: a deferred
+            # transaction reads one consistent state of the WAL from its first read on.
+            read_only = conn.get_execution_options().get(READ_SNAPSHOT, False)
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True, **sizing)
+    connect_args: dict[str, Any] = {}
+    if statement_timeout_ms > 0 and parsed.get_backend_name() == "postgresql":
+        connect_args["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+    return create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args,
+                         **sizing)
 
 
 class Database:
     """An app's engine and session factory."""
 
     def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
-                 pool: PoolSize = PoolSize()) -> None:
+                 pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> None:
         self.url = url
         self.pid = os.getpid()
-        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool)
+        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool,
+                                  statement_timeout_ms=statement_timeout_ms)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @property
@@ -142,6 +153,7 @@ def init_app(app: Flask) -> None:
         pool=PoolSize(int(app.config["DATABASE_POOL_SIZE"]),
                       int(app.config["DATABASE_MAX_OVERFLOW"]),
                       float(app.config["DATABASE_POOL_TIMEOUT_S"])),
+        statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
     )
     app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)

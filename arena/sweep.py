@@ -4,8 +4,11 @@ and re-enqueue the submission / URL-change / re-check checks whose job was lost.
 
 The checks themselves run on workers (:func:`arena.jobs.check_bot`); see :mod:`arena.bots`
 for how failures pause a bot and a pass restores it.  Sweep job ids are
-``check-<bot>-<minute>``, so a sweep repeated within the same minute does not enqueue a second
-check.  Bots still waiting for their first check, or rejected by it, are not swept (their
+``check-<bot>-sweep-<time of its last check>``: the id names *the check that follows the last
+one*, so a sweep repeated before that check ran enqueues nothing more, and the check after it
+gets a new id however short ``HEALTH_SWEEP_INTERVAL_S`` is.  (Ids used to carry the minute,
+which checked a bot at most once a minute whatever the setting said.)  Bots still waiting
+for their first check, or rejected by it, are not swept (their
 owner changes the URL or asks for a re-check).
 """
 
@@ -50,8 +53,25 @@ def lost_checks(app: Flask) -> list[tuple[int, int]]:
                          .order_by(HealthCheck.id)).all()
     q = get_queue(app)
     return [(b, c) for b, c in rows
-            if q.job_status(f"check-{b}-{c}") not in ("queued", "started", "deferred",
-                                                      "scheduled")]
+            if q.job_status(f"check-{b}-{c}") not in PENDING]
+
+
+PENDING = {"queued", "started", "deferred", "scheduled"}
+"""RQ statuses of a check that has not run to its end yet: not enqueued a second time."""
+
+
+def last_checks(app: Flask, bot_ids: list[int]) -> dict[int, str]:
+    """Each bot's last check time as an id part (milliseconds since the epoch; 0: never)."""
+    if not bot_ids:
+        return {}
+    with get_db(app).begin() as s:
+        rows = s.execute(select(Bot.id, Bot.last_health_at).where(Bot.id.in_(bot_ids))).all()
+    out = {}
+    for bot_id, at in rows:
+        if at is not None and at.tzinfo is None:
+            at = at.replace(tzinfo=dt.UTC)
+        out[bot_id] = "0" if at is None else str(int(at.timestamp() * 1000))
+    return out
 
 
 def sweep(app: Flask) -> list[int]:
@@ -59,9 +79,10 @@ def sweep(app: Flask) -> list[int]:
     q = get_queue(app)
     minute = int(utcnow().timestamp() // 60)
     bots = due_bots(app)
+    last = last_checks(app, bots)
     for bot_id in bots:
-        job_id = f"check-{bot_id}-{minute}"
-        if q.job_status(job_id) is None:
+        job_id = f"check-{bot_id}-sweep-{last.get(bot_id, '0')}"
+        if q.job_status(job_id) not in PENDING:
             q.enqueue(CHECK_BOT, bot_id, job_id=job_id, timeout=check_timeout(app), retries=0)
     for bot_id, check_id in lost_checks(app):
         log.info("health check %s of bot %s was lost; enqueued again", check_id, bot_id)

@@ -6,7 +6,8 @@ Redis and runs an RQ worker on ``QUEUE_NAME``: by default a
 at once in threads (matches wait on bots, not on the CPU); with ``WORKER_CONCURRENCY=0``
 RQ's forking worker, one job at a time in a work horse that RQ kills at its timeout.
 Unless ``WORKER_CLOCK`` is off or ``--no-clock`` is given, it also starts ``arena clock`` as a
-child process and stops it on exit.
+child process and stops it on exit.  Supervision (reconnecting to Redis, restarting the clock,
+children dying with the worker, unique names) lives in :mod:`arena.supervisor`.
 
 ``rq worker --url $REDIS_URL arena`` works as well: the job bodies build the app themselves
 (:func:`worker_app`) when they find none.
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 
 from flask import Flask
 from rq import Worker
 
+from . import supervisor
 from .queue import QueueService, get_queue
 from .threadpool_worker import ThreadPoolWorker, pool_worker
 
@@ -43,12 +44,16 @@ def set_worker_app(app: Flask) -> None:
     _APP = app
 
 
-def start_clock(app: Flask) -> subprocess.Popen[bytes]:
+def start_clock(app: Flask) -> supervisor.ChildKeeper:
+    """``arena clock`` as a child that dies with this process and is restarted if it dies."""
     env = dict(os.environ)
     env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
     if app.config["DATABASE_URL"]:
         env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
-    return subprocess.Popen([sys.executable, "-m", "arena", "clock"], env=env)
+    return supervisor.ChildKeeper(
+        "clock", [sys.executable, "-m", "arena", "clock"], env,
+        restart_max_s=float(app.config["WORKER_CHILD_RESTART_MAX_S"]),
+    ).start()
 
 
 def make_worker(app: Flask, q: QueueService, name: str | None = None) -> Worker | ThreadPoolWorker:
@@ -67,14 +72,18 @@ def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     q = get_queue(app)
     with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
+    supervisor.children_die_with_me()  # work horses and RQ's scheduler
     child = start_clock(app) if with_clock and not burst else None
     try:
-        worker = make_worker(app, q, name)
-        return bool(worker.work(burst=burst, with_scheduler=True, logging_level="INFO"))
+        return supervisor.supervise_worker(
+            q.redis,
+            lambda worker_name: make_worker(app, q, worker_name),
+            name=name,
+            burst=burst,
+            with_scheduler=bool(app.config["WORKER_RQ_SCHEDULER"]),
+            retry_max_s=float(app.config["WORKER_REDIS_RETRY_MAX_S"]),
+            queue_names=[q.queue.name],
+        )
     finally:
         if child is not None:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+            child.stop()

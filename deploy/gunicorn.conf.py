@@ -3,9 +3,21 @@
 
 Threads, not only processes: submitting a bot waits for its health check (a few seconds at
 most), which must not hold a whole process.
+
+Runaway requests: with gthread workers, gunicorn's ``timeout`` (``WEB_TIMEOUT``) only acts on
+a worker whose main loop is blocked; it does not end one request that spins or waits.  So each
+worker process runs a per-request watchdog (:mod:`arena.request_deadline`,
+``WEB_REQUEST_TIMEOUT_S``, then ``WEB_REQUEST_GRACE_S``), and the web process limits every SQL
+statement on PostgreSQL to the same deadline (``DATABASE_STATEMENT_TIMEOUT_MS``).
+
+Control socket: gunicorn (25.1+) opens one for ``gunicornc`` at a fixed default path
+(``~/.gunicorn/gunicorn.ctl``), which several instances on one host would overwrite.  Each
+instance gets its own, named after its bind address (``WEB_CONTROL_SOCKET``: a path, or
+``off``).
 """
 
 import os
+import re
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -22,3 +34,50 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # The app is built in each worker (not preloaded): every process opens its own database
 # pool and Redis connection.
 preload_app = False
+
+# --- runaway requests ------------------------------------------------------------------------
+
+request_timeout_s = float(os.environ.get("WEB_REQUEST_TIMEOUT_S", "30"))
+request_grace_s = float(os.environ.get("WEB_REQUEST_GRACE_S", "5"))
+if request_timeout_s > 0:
+    # Read by the app built in each worker (arena.config: DATABASE_STATEMENT_TIMEOUT_MS).
+    os.environ.setdefault("DATABASE_STATEMENT_TIMEOUT_MS", str(int(request_timeout_s * 1000)))
+
+
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    from arena import request_deadline
+
+    request_deadline.install(request_timeout_s, request_grace_s)
+
+
+def pre_request(worker, req):  # type: ignore[no-untyped-def]
+    from arena import request_deadline
+
+    request_deadline.request_started(f"{req.method} {req.path}")
+
+
+def post_request(worker, req, environ, resp):  # type: ignore[no-untyped-def]
+    from arena import request_deadline
+
+    request_deadline.request_ended()
+
+
+# --- control socket (one per instance) -------------------------------------------------------
+
+
+def _control_socket(given: str) -> str:
+    if given:
+        return given
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = runtime if runtime and os.path.isdir(runtime) else os.path.expanduser("~/.gunicorn")
+    tag = re.sub(r"[^A-Za-z0-9]+", "-", bind).strip("-")
+    if bind.endswith(":0"):  # any free port: the address says nothing, the pid does
+        tag += f"-{os.getpid()}"
+    return os.path.join(base, f"arena-{tag}.ctl")
+
+
+_control = os.environ.get("WEB_CONTROL_SOCKET", "")
+if _control.lower() in ("off", "0", "no", "false", "none"):
+    control_socket_disable = True
+else:
+    control_socket = _control_socket(_control)

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from redis import Redis
 
 from arena import create_app
-from arena import queue as queue_module
+from arena import embedded_redis as queue_module
+from arena.embedded_redis import USERS, live_users, read_pids
 from arena.queue import EmbeddedRedis, embedded_dir, get_queue, redis_binary
+
+from .conftest import wait_for
 
 
 def _short_dir(tmp_path: Path) -> Path:
@@ -69,4 +76,77 @@ def test_apps_of_one_instance_share_one_embedded_redis(tmp_path: Path,
         assert "arena.embedded_redis" not in second.extensions
         assert get_queue(second).redis.ping()
     finally:
-        first.extensions["arena.embedded_redis"].stop()
+        first.extensions["arena.embedded_redis"].release()
+
+
+# --- shared by its users, owned by none of them ------------------------------------------------
+
+USER = """
+import sys
+from arena import create_app
+from arena.queue import get_queue
+app = create_app({"INSTANCE_PATH": sys.argv[1]})
+q = get_queue(app)
+assert q.redis.ping()
+print(q.url, flush=True)
+for line in sys.stdin:  # each line: use Redis once more
+    q.redis.incr("uses")
+    print("ok", flush=True)
+"""
+
+
+class User:
+    """A real process of the instance that uses the embedded Redis."""
+
+    def __init__(self, instance: Path) -> None:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("REDIS_URL", "EMBEDDED_REDIS_DIR", "ARENA_INSTANCE_PATH")}
+        self.proc = subprocess.Popen([sys.executable, "-c", USER, str(instance)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().decode().strip()
+        assert self.url.startswith("unix://"), self.url
+
+    def use(self) -> bool:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(b"x\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip() == b"ok"
+
+    def exit(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_the_embedded_redis_outlives_the_user_that_started_it(tmp_path: Path,
+                                                               how: str) -> None:
+    instance = tmp_path / "inst"
+    directory = embedded_dir(str(instance))
+    first = User(instance)  # starts it
+    second = User(instance)
+    try:
+        assert second.url == first.url
+        assert sorted(live_users(directory)) == sorted([first.proc.pid, second.proc.pid])
+        keeper = read_pids(directory / "keeper.pid")[0]
+        assert keeper not in (first.proc.pid, second.proc.pid)
+        first.exit() if how == "exit" else first.kill()
+        # The keeper has looked (it prunes dead users from the file): Redis stays.
+        wait_for(lambda: read_pids(directory / USERS) == [second.proc.pid], 30,
+                 what="the keeper to notice the first user is gone")
+        assert second.use()
+        assert Redis.from_url(second.url).get("uses") == b"1"
+        # The last user leaves: the keeper stops Redis and itself.
+        second.exit() if how == "exit" else second.kill()
+        wait_for(lambda: not EmbeddedRedis(directory).running(), 30,
+                 what="the keeper to stop Redis once nobody uses it")
+        wait_for(lambda: not os.path.exists(f"/proc/{keeper}"), 30, what="the keeper to exit")
+    finally:
+        for u in (first, second):
+            if u.proc.poll() is None:
+                u.kill()

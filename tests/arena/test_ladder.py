@@ -251,3 +251,38 @@ def test_workers_with_clocks_keep_the_ladder_going(
     with get_db(app).begin() as s:
         seats = Counter(s.scalars(select(MatchSeat.bot_id)))
     assert set(seats) == set(four_bots)
+
+
+def test_the_sweep_honours_a_short_interval(
+    app: Flask, four_bots: list[int], start_worker: Callable[[], Child]
+) -> None:
+    """Three checks of a bot within seconds when HEALTH_SWEEP_INTERVAL_S says so (job ids
+    used to carry the minute: one check a minute at most)."""
+    app.config["HEALTH_SWEEP_INTERVAL_S"] = 0.5
+    start_worker()
+
+    def last_check() -> object:
+        with get_db(app).begin() as s:
+            return s.scalar(select(Bot.last_health_at).where(Bot.id == four_bots[0]))
+
+    seen = [last_check()]
+    for n in range(1, 4):
+        wait_for(lambda: four_bots[0] in sweep(app), 30, every_s=0.1, what="the bot to be due")
+        sweep(app)  # again at once: the pending check is not enqueued twice
+        wait_for(lambda: last_check() != seen[-1], 60, what=f"check {n} of the bot")
+        seen.append(last_check())
+    assert len(set(seen)) == 4
+
+
+def test_the_clock_sweeps_often_enough_that_no_bot_waits_two_intervals(
+    app: Flask, four_bots: list[int]
+) -> None:
+    """A bot becomes due between two sweeps; with one sweep per interval it would be
+    checked every second interval.  The clock sweeps ten times per interval."""
+    app.config.update(HEALTH_SWEEP_INTERVAL_S=100.0, CLOCK_TICK_S=1.0, LADDER_ENABLED=False)
+    c = Clock(app)
+    assert "health" in c.tick()
+    c.last["health"] -= 9.0
+    assert "health" not in c.tick()
+    c.last["health"] -= 2.0
+    assert "health" in c.tick()

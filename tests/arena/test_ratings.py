@@ -134,3 +134,55 @@ def test_families() -> None:
     assert family_of(three) == "classic/3p"
     with pytest.raises(ValueError):
         family_of("chess")
+
+
+@both_backends
+def test_the_check_reads_one_snapshot_while_matches_finish(
+    app: Flask, client: object, four_bots: list[int], start_worker: object
+) -> None:
+    """The drill: ``arena ratings --check`` on a busy database, results and ratings read
+    at different moments, reported differences that were only matches finishing in between.
+    Two real workers finish matches while the check runs again and again: no alarm."""
+    from sqlalchemy import func
+
+    from arena.cli import main
+    from arena.models import Match
+    from arena.ratings import check_all
+
+    from .conftest import admin_headers, wait_for
+
+    total = 40
+    for i in range(total):
+        r = client.post("/api/matches",  # type: ignore[attr-defined]
+                        json={"bots": four_bots, "deals": 1, "seed": i},
+                        headers=admin_headers())
+        assert r.status_code == 202
+    start_worker()  # type: ignore[operator]
+    start_worker()  # type: ignore[operator]
+    db = get_db(app)
+
+    def done() -> int:
+        with db.begin() as s:
+            return int(s.scalar(select(func.count()).select_from(Match)
+                                .where(Match.state == "finished")) or 0)
+
+    wait_for(lambda: done() >= 2, 90, what="the first matches")
+    checks, alarms = 0, []
+    while done() < total:
+        names, problems = check_all(db, initial=float(app.config["ELO_INITIAL"]),
+                                    k=float(app.config["ELO_K"]))
+        assert names == ["classic"]
+        checks += 1
+        alarms += problems
+    assert checks >= 5, "the matches finished before the check could race them"
+    assert alarms == []
+    wait_for(lambda: done() == total, 90, what="every match")
+    import os
+
+    os.environ.update(DATABASE_URL=str(app.config["DATABASE_URL"]),
+                      ARENA_INSTANCE_PATH=app.instance_path)
+    try:
+        assert main(["ratings", "--check"]) == 0
+    finally:
+        os.environ.pop("DATABASE_URL", None)
+        os.environ.pop("ARENA_INSTANCE_PATH", None)

@@ -142,3 +142,82 @@ def _flush(redis: Redis) -> None:
     redis.flushdb()
     if marker is not None:
         redis.set(MARKER, marker, ex=3600)
+
+
+# --- no RQ scheduler: recovery works from the database ------------------------------------------
+
+
+def _no_scheduler_worker(app: Flask) -> Child:
+    from arena.procs import start_arena
+
+    from .conftest import worker_env
+
+    return start_arena(["worker", "--no-clock"],
+                       env={**worker_env(app), "WORKER_RQ_SCHEDULER": "0"}, name="worker")
+
+
+def _rq_status(app: Flask, job_id: str | None) -> str | None:
+    from arena.queue import get_queue
+
+    return get_queue(app).job_status(job_id)
+
+
+@both_backends
+def test_a_retry_scheduled_without_a_scheduler_is_replaced_by_the_reconciler(
+    app: Flask, client: FlaskClient, table: list[int]
+) -> None:
+    """The drill: a work horse dies mid-match, RQ schedules the job's retry, and no RQ
+    scheduler runs to move it onto the queue.  The lease runs out; the reconciler must act
+    on that (the database), not on RQ's "scheduled"."""
+    from arena.procs import stop_all
+
+    match_id = post_match(client, table, deals=3)
+    worker = _no_scheduler_worker(app)
+    try:
+        running = wait_for(lambda: (m := state(app, match_id)).state == "running" and m, 60,
+                           what="a worker to claim the match")
+        horse = int(str(running.lease_owner).rsplit(":", 1)[1])
+        assert horse in descendants(worker.pid)
+        os.kill(horse, signal.SIGKILL)
+        wait_for(lambda: _rq_status(app, running.job_id) == "scheduled", 60,
+                 what="RQ to schedule the retry")
+        wait_for(lambda: reconcile(app).requeued_running == [match_id], 30, every_s=0.5,
+                 what="the reconciler to replace the scheduled retry")
+        assert _rq_status(app, running.job_id) is None  # the stale retry is gone
+        done = wait_for(lambda: (m := state(app, match_id)).state == "finished" and m, 90,
+                        what="the match to finish")
+        assert done.attempts == 2
+        assert counts(app, match_id) == (1, 4)
+        assert reconcile(app).total == 0
+    finally:
+        stop_all([worker])
+
+
+def test_a_queued_match_whose_job_waits_for_a_scheduler_is_enqueued_again(
+    app: Flask, client: FlaskClient, table: list[int]
+) -> None:
+    """The other member of the family: a match given back (``queued``) after an error,
+    whose retry is scheduled; no scheduler runs."""
+    import datetime as dt
+
+    from rq.job import Job
+
+    from arena.procs import stop_all
+    from arena.queue import get_queue
+
+    match_id = post_match(client, table, deals=1)
+    job_id = state(app, match_id).job_id
+    q = get_queue(app)
+    job = Job.fetch(str(job_id), connection=q.redis)
+    q.queue.remove(job)
+    q.queue.schedule_job(job, dt.datetime.now(dt.UTC) + dt.timedelta(hours=1))
+    assert _rq_status(app, job_id) == "scheduled"
+    assert reconcile(app).requeued_queued == [match_id]
+    assert _rq_status(app, job_id) is None
+    assert reconcile(app).total == 0  # the new job is on the queue
+    worker = _no_scheduler_worker(app)
+    try:
+        wait_for(lambda: state(app, match_id).state == "finished", 90, what="the match")
+        assert counts(app, match_id) == (1, 4)
+    finally:
+        stop_all([worker])

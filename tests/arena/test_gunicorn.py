@@ -1,0 +1,119 @@
+"""The web process as deployed (gunicorn with deploy/gunicorn.conf.py): a runaway request is
+ended, and every instance has a control socket of its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from flask import Flask
+
+from .conftest import both_backends, wait_for, worker_env
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def gunicorn(app: Flask, tmp_path: Path) -> Iterator[Callable[..., str]]:
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(**extra: str) -> str:
+        port = free_port()
+        env = worker_env(app)
+        env.pop("XDG_RUNTIME_DIR", None)
+        env.pop("DATABASE_STATEMENT_TIMEOUT_MS", None)
+        env.update({"HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "1",
+                    "WEB_THREADS": "4", "HOME": str(tmp_path), "WEB_REQUEST_TIMEOUT_S": "2",
+                    "WEB_REQUEST_GRACE_S": "3", **extra})
+        log = open(tmp_path / f"gunicorn-{port}.log", "wb")  # noqa: SIM115
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+             "tests.arena.gunicorn_slow_app:create()"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        base = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            try:
+                return requests.get(f"{base}/healthz", timeout=5).status_code == 200
+            except requests.RequestException:
+                return False
+
+        wait_for(up, 60, what="gunicorn to serve")
+        return base
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+def ended_within(url: str, limit_s: float) -> requests.Response | None:
+    """The response (None: the connection was cut) of a request that must end well before
+    its route would (60 s, or never); only the runaway route is timed."""
+    t0 = time.monotonic()
+    try:
+        r: requests.Response | None = requests.get(url, timeout=limit_s)
+    except requests.ConnectionError:
+        r = None
+    assert time.monotonic() - t0 < limit_s
+    return r
+
+
+def test_a_runaway_python_request_is_ended(gunicorn: Callable[..., str]) -> None:
+    base = gunicorn()
+    r = ended_within(f"{base}/test-slow/python", 40)
+    assert r is not None and r.status_code == 500
+    assert r.json()["error"]["code"]
+    assert requests.get(f"{base}/healthz", timeout=30).status_code == 200
+
+
+def test_a_request_blocked_outside_python_ends_with_its_worker(
+    gunicorn: Callable[..., str]
+) -> None:
+    base = gunicorn()
+    r = ended_within(f"{base}/test-slow/blocked", 40)
+    assert r is None or r.status_code >= 500
+    # gunicorn's arbiter started a fresh worker process.
+    wait_for(lambda: requests.get(f"{base}/healthz", timeout=30).status_code == 200, 60,
+             what="a fresh worker")
+
+
+@both_backends
+def test_a_runaway_sql_statement_is_ended(app: Flask, gunicorn: Callable[..., str]) -> None:
+    if app.config["DATABASE_URL"].startswith("sqlite"):
+        pytest.skip("pg_sleep is PostgreSQL's")
+    # No watchdog: the database's own statement_timeout must end the query.
+    base = gunicorn(WEB_REQUEST_TIMEOUT_S="0", DATABASE_STATEMENT_TIMEOUT_MS="2000")
+    r = ended_within(f"{base}/test-slow/sql", 40)
+    assert r is not None and r.status_code == 500
+    assert requests.get(f"{base}/healthz", timeout=30).status_code == 200
+
+
+def test_each_instance_has_its_own_control_socket(
+    gunicorn: Callable[..., str], tmp_path: Path
+) -> None:
+    gunicorn()
+    gunicorn()
+    sockets = sorted((tmp_path / ".gunicorn").glob("*.ctl"))
+    assert len(sockets) == 2, sockets
+    assert not (tmp_path / ".gunicorn" / "gunicorn.ctl").exists()

@@ -1,0 +1,289 @@
+"""Processes that look after each other (arena.supervisor), drilled with real processes.
+
+Each test is one fault drill: Redis killed under a worker, a worker SIGKILLed (its clock,
+scheduler and work horse must go with it), the clock SIGKILLed (the worker starts another),
+two workers on one host and a worker restarted under its old name.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from redis import Redis
+from rq import Worker
+
+from arena.procs import Child, descendants, start_arena, stop_all
+from arena.queue import QueueService, redis_binary
+from sample_bots.sdk import serve_in_thread
+
+from .conftest import admin_headers, register, wait_for, worker_env
+from .test_matches import counts
+from .test_recovery import state
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead: it only waits for its parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def clocks_of(pid: int) -> list[int]:
+    return [p for p in descendants(pid) if "arena clock" in cmdline(p) and alive(p)]
+
+
+class PrivateRedis:
+    """A redis-server of the test's own on a loopback TCP port (no persistence), which the
+    test can kill and start again on the same port."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        r = Redis.from_url(self.url, socket_connect_timeout=1)
+
+        def up() -> bool:
+            try:
+                return bool(r.ping())
+            except Exception:
+                return False
+
+        wait_for(up, 30, what="the private redis-server")
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+def slow_bot() -> Iterator[str]:
+    rng = random.Random(2)
+
+    def choose(request: dict[str, Any]) -> str:
+        time.sleep(0.1)
+        ids: list[str] = [m["id"] for m in request["legal_moves"]]
+        return rng.choice(ids)
+
+    server = serve_in_thread(choose, name="slow")
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Child]]:
+    started: list[Child] = []
+    yield started
+    stop_all(started)
+
+
+def post_match(client: FlaskClient, bots: list[int], deals: int = 1) -> int:
+    r = client.post("/api/matches", json={"bots": bots, "deals": deals, "seed": 5},
+                    headers=admin_headers())
+    assert r.status_code == 202, r.get_json()
+    match_id: int = r.get_json()["id"]
+    return match_id
+
+
+def finished(app: Flask, match_id: int, timeout_s: float = 90) -> None:
+    wait_for(lambda: state(app, match_id).state == "finished", timeout_s,
+             what=f"match {match_id} to finish")
+    assert counts(app, match_id) == (1, 4)
+
+
+def start(workers: list[Child], app: Flask, *args: str, **env: str) -> Child:
+    child = start_arena(["worker", *args], env={**worker_env(app), **env}, name="worker")
+    workers.append(child)
+    return child
+
+
+# --- Redis lost and back ---------------------------------------------------------------------
+
+
+def test_a_worker_waits_for_a_lost_redis_and_resumes(
+    app: Flask, client: FlaskClient, four_bots: list[int], private_redis: PrivateRedis,
+    workers: list[Child],
+) -> None:
+    app.config["REDIS_URL"] = private_redis.url
+    app.extensions["arena.queue"] = QueueService(app)
+    worker = start(workers, app, "--no-clock", WORKER_REDIS_RETRY_MAX_S="1",
+                   REDIS_URL=private_redis.url)
+    first = post_match(client, four_bots)
+    finished(app, first)
+
+    private_redis.kill()
+    # Long enough for every part of the worker to run into the dead Redis (its dequeue,
+    # heartbeats, scheduler and pubsub thread); without supervision it quits for good.
+    time.sleep(5)
+    assert worker.alive(), "the worker quit when Redis went away"
+    private_redis.start()  # empty: nothing survived
+    second = post_match(client, four_bots)
+    finished(app, second)
+    assert worker.alive()
+    # Redis came back empty: the worker registered again.
+    r = Redis.from_url(private_redis.url)
+    assert len(Worker.all(connection=r)) == 1
+
+
+# --- children die with the worker; a dead clock is replaced -------------------------------------
+
+
+def test_a_killed_worker_takes_its_clock_scheduler_and_horse_with_it(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str], slow_bot: str,
+    workers: list[Child],
+) -> None:
+    bots = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
+    bots.append(register(client, "slow", slow_bot)[0])
+    match_id = post_match(client, bots, deals=3)
+    worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0")
+    wait_for(lambda: state(app, match_id).state == "running", 60, what="the match to start")
+
+    def family() -> list[int]:
+        return [p for p in descendants(worker.pid) if alive(p)]
+
+    # The clock, RQ's scheduler and the work horse playing the match.
+    kids = wait_for(lambda: (f := family()) and len(f) >= 3 and clocks_of(worker.pid) and f,
+                    60, what="the worker's clock, scheduler and horse")
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.proc.wait()
+    wait_for(lambda: not any(alive(p) for p in kids), 30,
+             what=f"the children {kids} of the killed worker to die")
+
+
+def test_the_worker_starts_its_killed_clock_again(
+    app: Flask, four_bots: list[int], workers: list[Child]
+) -> None:
+    worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0",
+                   WORKER_CHILD_RESTART_MAX_S="1")
+    (clock,) = wait_for(lambda: clocks_of(worker.pid), 60, what="the clock")
+    os.kill(clock, signal.SIGKILL)
+    (again,) = wait_for(lambda: [p for p in clocks_of(worker.pid) if p != clock], 60,
+                        what="a new clock")
+    assert again != clock
+    wait_for(lambda: not os.path.exists(f"/proc/{clock}"), 30,
+             what="the dead clock to be reaped (no zombie)")
+    # And it works: a clock leads again (the lock holder is the new clock).
+    r = Redis.from_url(str(app.config["REDIS_URL"]))
+    wait_for(lambda: (r.get("arena:clock:leader") or b"").endswith(f":{again}".encode()),
+             60, what="the new clock to lead")
+    assert worker.alive()
+
+
+def test_a_stopped_worker_stops_its_clock(app: Flask, workers: list[Child]) -> None:
+    worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0")
+    (clock,) = wait_for(lambda: clocks_of(worker.pid), 60, what="the clock")
+    worker.proc.send_signal(signal.SIGTERM)
+    assert worker.proc.wait(timeout=60) == 0
+    wait_for(lambda: not alive(clock), 30, what="the clock to stop with the worker")
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def test_worker_names_do_not_collide_and_a_restart_under_a_name_is_prompt(
+    app: Flask, client: FlaskClient, four_bots: list[int], redis: Redis,
+    workers: list[Child],
+) -> None:
+    a = start(workers, app, "--no-clock")
+    b = start(workers, app, "--no-clock")
+    queue = str(app.config["QUEUE_NAME"])
+
+    def registered() -> list[Worker]:
+        return [w for w in Worker.all(connection=redis) if queue in w.queue_names()]
+
+    found = wait_for(lambda: len(r := registered()) == 2 and r, 60, what="two workers")
+    host = socket.gethostname().split(".")[0]
+    names = sorted(w.name for w in found)
+    assert names[0] != names[1]
+    assert {n.split(".")[1] for n in names} == {str(a.pid), str(b.pid)}
+    assert all(n.startswith(f"{host}.") for n in names)
+    stop_all([a, b])
+
+    # A worker killed without unregistering, started again under the same name: it must
+    # not wait for the dead registration to expire (RQ keeps it ~8 minutes).
+    named = start(workers, app, "--no-clock", "--name", "fixed-name")
+    wait_for(lambda: any(w.name == "fixed-name" for w in registered()), 60,
+             what="the named worker")
+    for pid in [named.pid, *descendants(named.pid)]:
+        os.kill(pid, signal.SIGKILL)
+    named.proc.wait()
+    again = start(workers, app, "--no-clock", "--name", "fixed-name")
+    match_id = post_match(client, four_bots)
+    finished(app, match_id, 60)
+    (w,) = [w for w in registered() if w.name == "fixed-name"]
+    assert w.pid == again.pid
+
+
+PARENT = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE)
+print(child.pid, child.stdout.readline().decode().strip(), flush=True)
+child.wait()
+"""
+CHILD = """
+import os, sys, time
+from arena.supervisor import die_with_parent
+die_with_parent(os.getppid(), use_prctl=sys.argv[1] == "prctl", watch=sys.argv[1] == "watch")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["prctl", "watch"])
+def test_a_child_dies_with_its_killed_parent(mechanism: str) -> None:
+    """Each mechanism alone: the kernel's death signal, and the portable parent-pid watch."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, mechanism],
+                              stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+    assert parent.stdout is not None
+    pid, ready = parent.stdout.readline().decode().split()
+    assert ready == "ready"
+    assert alive(int(pid))
+    parent.kill()
+    parent.wait()
+    wait_for(lambda: not alive(int(pid)), 30, what=f"the orphan ({mechanism}) to die")
