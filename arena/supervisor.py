@@ -351,15 +351,16 @@ def _register_again_when_forgotten(worker: WorkerLike) -> None:
 
     def heartbeat(*args: Any, **kwargs: Any) -> Any:
         out = original(*args, **kwargs)
-        if kwargs.get("pipeline") is None and len(args) < 2:
-            conn = w.connection
-            if not conn.sismember(w.redis_workers_keys, w.key):
-                log.warning("worker %s: Redis forgot this worker; registering again", w.name)
-                with conn.pipeline() as p:
-                    p.hset(w.key, mapping=w.serialize())
-                    registration.register(w, p)
-                    p.expire(w.key, w.worker_ttl + 60)
-                    p.execute()
+        # Asked on the worker's own connection even when the heartbeat went into a pipeline
+        # (the thread pool worker beats that way): membership does not depend on it.
+        conn = w.connection
+        if not conn.sismember(w.redis_workers_keys, w.key):
+            log.warning("worker %s: Redis forgot this worker; registering again", w.name)
+            with conn.pipeline() as p:
+                p.hset(w.key, mapping=w.serialize())
+                registration.register(w, p)
+                p.expire(w.key, w.worker_ttl + 60)
+                p.execute()
         return out
 
     w.heartbeat = heartbeat

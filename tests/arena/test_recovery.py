@@ -147,13 +147,15 @@ def _flush(redis: Redis) -> None:
 # --- no RQ scheduler: recovery works from the database ------------------------------------------
 
 
-def _no_scheduler_worker(app: Flask) -> Child:
+def _no_scheduler_worker(app: Flask, concurrency: int | None = None) -> Child:
     from arena.procs import start_arena
 
     from .conftest import worker_env
 
-    return start_arena(["worker", "--no-clock"],
-                       env={**worker_env(app), "WORKER_RQ_SCHEDULER": "0"}, name="worker")
+    env = {**worker_env(app), "WORKER_RQ_SCHEDULER": "0"}
+    if concurrency is not None:
+        env["WORKER_CONCURRENCY"] = str(concurrency)
+    return start_arena(["worker", "--no-clock"], env=env, name="worker")
 
 
 def _rq_status(app: Flask, job_id: str | None) -> str | None:
@@ -172,7 +174,7 @@ def test_a_retry_scheduled_without_a_scheduler_is_replaced_by_the_reconciler(
     from arena.procs import stop_all
 
     match_id = post_match(client, table, deals=3)
-    worker = _no_scheduler_worker(app)
+    worker = _no_scheduler_worker(app, concurrency=0)  # RQ's forking worker: a horse to kill
     try:
         running = wait_for(lambda: (m := state(app, match_id)).state == "running" and m, 60,
                            what="a worker to claim the match")

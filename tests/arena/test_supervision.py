@@ -174,21 +174,26 @@ def test_a_worker_waits_for_a_lost_redis_and_resumes(
 # --- children die with the worker; a dead clock is replaced -------------------------------------
 
 
+@pytest.mark.parametrize(("concurrency", "children"), [(0, 3), (8, 2)],
+                         ids=["forking-worker", "pool-worker"])
 def test_a_killed_worker_takes_its_clock_scheduler_and_horse_with_it(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str], slow_bot: str,
-    workers: list[Child],
+    workers: list[Child], concurrency: int, children: int,
 ) -> None:
+    """RQ's forking worker has a clock, a scheduler and the work horse playing the match; the
+    thread pool worker plays it in a thread, so only its clock and scheduler are children."""
     bots = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
     bots.append(register(client, "slow", slow_bot)[0])
     match_id = post_match(client, bots, deals=3)
-    worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0")
+    worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0",
+                   WORKER_CONCURRENCY=str(concurrency))
     wait_for(lambda: state(app, match_id).state == "running", 60, what="the match to start")
 
     def family() -> list[int]:
         return [p for p in descendants(worker.pid) if alive(p)]
 
-    # The clock, RQ's scheduler and the work horse playing the match.
-    kids = wait_for(lambda: (f := family()) and len(f) >= 3 and clocks_of(worker.pid) and f,
+    kids = wait_for(lambda: (f := family()) and len(f) >= children and clocks_of(worker.pid)
+                    and f,
                     60, what="the worker's clock, scheduler and horse")
     os.kill(worker.pid, signal.SIGKILL)
     worker.proc.wait()
