@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from referee.health import check_player
+from referee.health import Probe, check_player
 from referee.httpbot import BotClient, Fault
+from referee.match import Limits
 from referee.netguard import NetPolicy
 from referee.players import HttpPlayer
+from referee.presets import find_ruleset
 from tests.referee import badbots as bb
 
 LOCAL = NetPolicy(allow_private=True)
@@ -64,17 +66,31 @@ def _entry_points(factory: ClientFactory, url: str, describe_ok_url: str
         def go() -> Outcome:
             with factory(which_url) as client:
                 t0 = time.monotonic()
-                result = check_player(HttpPlayer(which_url, client=client),
+                # The probe is a real match opening: its /start (to the same misbehaving
+                # server) is held to the same deadline.
+                limits = Limits(call_deadline_ms=int(DEADLINE * 1000))
+                rules = find_ruleset("standard")
+                probe = Probe(rules=rules, seed=0, seat=0, match_id="m-0123456789abcdef",
+                              limits=limits)
+                result = check_player(HttpPlayer(which_url, client=client), probe=probe,
                                       deadline_ms=int(DEADLINE * 1000),
                                       describe_deadline_ms=int(DEADLINE * 1000)
                                       if expect == "GET /" else 30_000)
                 elapsed = time.monotonic() - t0
             # Time only the misbehaving call: the well-behaved GET / before the probe
             # may be slow on a loaded machine.
-            slow = result.move_ms if expect == "POST /move" else result.describe_ms
-            assert slow is not None, result
-            ok = not result.ok and result.reason.startswith(f"{expect}: timeout")
-            return Outcome(name, slow / 1000 if expect == "POST /move" else elapsed, ok,
+            # A failure before any HTTP answer withholds the latencies and reads "no HTTP
+            # answer" (the check must not tell a timeout from a refusal: no port scanning),
+            # so the whole check's elapsed time bounds it then.
+            slow_ms = result.move_ms if expect == "POST /move" else None
+            if expect == "POST /move" and slow_ms is None:
+                # Withheld: the check's time less the /start before the probe (which the
+                # misbehaving server holds for at most its own deadline).
+                slow_ms = max(0.0, elapsed - DEADLINE - (result.describe_ms or 0) / 1000) * 1000
+            ok = not result.ok and (
+                result.reason.startswith(f"{expect}: timeout")
+                or (result.no_answer and result.reason.startswith(f"{expect}: no HTTP answer")))
+            return Outcome(name, slow_ms / 1000 if slow_ms is not None else elapsed, ok,
                            repr(result))
         return go
 
