@@ -42,7 +42,7 @@ from pathlib import Path
 from flask import Flask
 from redis import Redis
 
-from .supervisor import set_parent_death_signal
+from .supervisor import pid_alive, set_parent_death_signal
 
 USERS = "users"
 LOCK = "lock"
@@ -159,20 +159,6 @@ class EmbeddedRedis:
 # --- leases ----------------------------------------------------------------------------------
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not a user
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 @contextlib.contextmanager
 def locked(directory: Path) -> Iterator[None]:
     """The instance's lease lock (never deleted: a waiter must lock the file it opened)."""
@@ -194,7 +180,7 @@ def read_pids(path: Path) -> list[int]:
 
 
 def live_users(directory: Path) -> list[int]:
-    return [p for p in read_pids(directory / USERS) if _alive(p)]
+    return [p for p in read_pids(directory / USERS) if pid_alive(p)]
 
 
 def _write_users(directory: Path, pids: list[int]) -> None:
@@ -222,7 +208,7 @@ class Lease:
             _write_users(self.dir, [*live_users(self.dir), self.pid])
             self.held = True
             keeper = read_pids(self.dir / KEEPER_PID)
-            if not (keeper and _alive(keeper[0])):
+            if not (keeper and pid_alive(keeper[0])):
                 start_keeper(self.dir)
         atexit.register(self.release)
         deadline = time.monotonic() + timeout_s

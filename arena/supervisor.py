@@ -236,14 +236,20 @@ def default_worker_name() -> str:
     return f"{host}.{os.getpid()}.{secrets.token_hex(3)}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host.  A zombie (exited, not yet reaped) does
+    not: it holds no lease and serves no worker name."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def _text(value: Any) -> str:
@@ -266,7 +272,7 @@ def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = (
     if host != socket.gethostname() or not pid_raw.isdigit():
         return False
     pid = int(pid_raw)
-    if pid != os.getpid() and _pid_alive(pid):
+    if pid != os.getpid() and pid_alive(pid):
         return False
     queues = [q for q in fields.get("queues", "").split(",") if q]
     stale = Worker(queues or list(queue_names) or ["default"], connection=connection,
