@@ -26,8 +26,8 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, contains_eager, joinedload, selectinload
 
-from referee import log as referee_log
-from referee.match import Limits
+from referee.runner import log as referee_log
+from referee.runner.match import Limits
 
 from . import bots as bot_service
 from . import idempotency

@@ -2,7 +2,7 @@
 
 No web request ever calls a bot.  A submission, a URL change or a re-check writes a
 ``queued`` :class:`~arena.models.HealthCheck` row and enqueues :func:`arena.jobs.check_bot`;
-the job plays the probe (:mod:`referee.health`) and applies the outcome here
+the job plays the probe (:mod:`referee.runner.health`) and applies the outcome here
 (:func:`apply_check`).  Clients poll ``GET /api/bots/<id>/check``.
 
 Admission (``Bot.check_state``): a new bot is ``pending`` until its first check finishes, then
@@ -43,8 +43,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from referee import find_ruleset
-from referee.health import HealthResult, Probe, health_check
-from referee.netguard import GuardError, NetPolicy, check_url
+from referee.runner.health import HealthResult, Probe, health_check
+from referee.wire.netguard import GuardError, NetPolicy, check_url
 
 from .models import Bot, BotVersion, HealthCheck, Match, MatchSeat, utcnow
 from .queue import get_queue
@@ -212,7 +212,7 @@ def run_health_check(app: Flask, url: str, probe: Probe | None = None, *,
                      secret: bytes | None = None) -> HealthResult:
     """Play the probe against ``url`` (workers only: this calls the bot); ``secret`` (the
     bot's, :func:`arena.signing.secret_bytes`) signs the requests, as in its matches.  The
-    reasons name no URL (``referee.health.failure_reason``)."""
+    reasons name no URL (``referee.runner.health.failure_reason``)."""
     return health_check(
         url,
         policy(app),

@@ -160,7 +160,7 @@ class Defaults:
     MATCH_MAX_DEALS: int = 100
     """Most deals an operator may ask for in one match."""
     MATCH_DEADLINE_MS: int = 1000
-    """Per-move deadline of a seat (see referee.match.Limits)."""
+    """Per-move deadline of a seat (see referee.runner.match.Limits)."""
     MATCH_TIME_BANK_MS: int = 10_000
     """Per-seat time bank of a match."""
     MATCH_MAX_STRIKES: int = 10

@@ -8,7 +8,7 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        match running under a live lease, or finished, and returns without doing anything.
        The claim's connection goes back to the pool at once: a match holds no database
        connection while it waits on bots.
-    2. **Play** with :func:`referee.match.run_match`.  The process's :class:`LeaseKeeper`
+    2. **Play** with :func:`referee.runner.match.run_match`.  The process's :class:`LeaseKeeper`
        extends the leases of *all* the matches this process plays with one UPDATE every
        third of ``LEASE_S`` (a worker running a hundred matches renews them in one
        statement, not a hundred).  If a lease is lost (another worker took the match over
@@ -22,7 +22,7 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        whole transaction back, so a result and its ratings are stored exactly once.
 
 ``check_bot(bot_id, check_id=None)``
-    Run a health check (the probe: a real match opening, :mod:`referee.health`) and apply
+    Run a health check (the probe: a real match opening, :mod:`referee.runner.health`) and apply
     it (:func:`arena.bots.run_check`): admit a submitted bot, switch a bot to a new URL, or
     count a failure.  ``check_id`` names the queued check a web request wrote; without it
     (the sweep) the job writes its own.  A check already done is not run again.
@@ -51,11 +51,11 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from referee import find_ruleset
-from referee import log as match_log
-from referee.match import MatchRecord, TurnRecord, run_match
-from referee.netguard import NetPolicy
-from referee.players import HttpPlayer
-from referee.redact import scrub_generic
+from referee.runner import log as match_log
+from referee.runner.match import MatchRecord, TurnRecord, run_match
+from referee.wire.netguard import NetPolicy
+from referee.wire.players import HttpPlayer
+from referee.wire.redact import scrub_generic
 
 from . import bots as bot_service
 from . import execution

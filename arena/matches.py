@@ -19,8 +19,8 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from referee import find_ruleset
-from referee.health import wire_match_id as wire_id
-from referee.match import Limits
+from referee.runner.health import wire_match_id as wire_id
+from referee.runner.match import Limits
 
 from .bots import endpoint_of
 from .families import family_of

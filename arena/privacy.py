@@ -1,7 +1,7 @@
 """Scrub bot URLs out of stored match data (logs, results, health records).
 
 New data never holds a URL: the referee's records name seats by player label and scrub every
-fault detail (:mod:`referee.redact`).  This module applies the same scrubbing to what was
+fault detail (:mod:`referee.wire.redact`).  This module applies the same scrubbing to what was
 stored before that (log v1 seats carried ``url``; strike, note and health texts could carry
 host, path and query), once, from migration 0005.  The functions are pure so that a test can
 check them on the shapes the arena stored.
@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from referee.redact import UrlRedactor
+from referee.wire.redact import UrlRedactor
 
 Scrub = Callable[[str], str]
 

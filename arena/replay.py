@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.cards import mask_texts, parse_move
-from referee.rules import RuleSet
-from referee.state import Deal, DealContext
+from referee.game.cards import mask_texts, parse_move
+from referee.game.rules import RuleSet
+from referee.game.state import Deal, DealContext
 
 
 def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,

@@ -4,7 +4,7 @@
     python bench/bot_ladder.py --json --deals 600 --rules house-003
     python bench/bot_ladder.py --json --rules mix     # cycle through several presets
 
-No HTTP: every turn the request is built with ``referee.protocol.move_request`` from a
+No HTTP: every turn the request is built with ``referee.wire.protocol.move_request`` from a
 ``referee.Deal`` and handed to the bot's ``choose`` function directly, exactly the body the
 bot's server would receive.  (The bots themselves never import the referee.)
 
@@ -38,8 +38,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee import Deal, DealContext, find_ruleset
-from referee.cards import move_id
-from referee.protocol import move_request
+from referee.game.cards import move_id
+from referee.wire.protocol import move_request
 from sample_bots import greedy_bot, planner_bot, random_bot
 
 Choose = Callable[[dict[str, Any]], Any]

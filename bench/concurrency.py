@@ -69,7 +69,7 @@ from arena.models import Bot, Match, MatchResult
 from arena.procs import descendants, start_arena, stop_all
 from arena.queue import get_queue
 from arena.storage import get_db, upgrade
-from referee.match import Limits
+from referee.runner.match import Limits
 
 HERE = Path(__file__).resolve().parent
 TURNS_PER_DEAL = 49

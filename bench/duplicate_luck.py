@@ -28,7 +28,7 @@ own dice).  Figures:
   and a control of four copies of the deterministic greedy bot, where every difference is
   luck and duplicate play should leave nothing.
 
-Bots run through the real match runner (:func:`referee.match.run_match`), as in-process
+Bots run through the real match runner (:func:`referee.runner.match.run_match`), as in-process
 players (``LocalPlayer``) or, with ``--http``, as real sample-bot servers on loopback ports
 (``HttpPlayer``).
 """
@@ -52,8 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from arena.tournaments.schedule import rotations
 from arena.tournaments.scoring import SeatResult, table_result
 from referee import find_ruleset
-from referee.match import Limits, run_match
-from referee.players import LocalPlayer, Player
+from referee.runner.match import Limits, run_match
+from referee.wire.players import LocalPlayer, Player
 from sample_bots import greedy_bot, planner_bot, random_bot
 
 LIMITS = Limits(deadline_ms=5000, time_bank_ms=60_000, max_strikes=None, call_deadline_ms=5000)
@@ -98,8 +98,8 @@ _URLS: dict[str, str] = {}
 
 def players_for(lineup: Sequence[str], seed: int) -> list[Player]:
     if _URLS:
-        from referee.netguard import NetPolicy
-        from referee.players import HttpPlayer
+        from referee.wire.netguard import NetPolicy
+        from referee.wire.players import HttpPlayer
 
         policy = NetPolicy(allow_private=True)
         return [HttpPlayer(_URLS[name], policy=policy) for name in lineup]

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee import Deal, find_ruleset, preset_names, tables_for
-from referee.movegen import leading_plays
+from referee.game.movegen import leading_plays
 
 
 def games_per_s(rules_name: str, games: int, seed: int) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""Benchmark the bot HTTP caller (referee.httpbot.BotClient) on loopback.
+"""Benchmark the bot HTTP caller (referee.wire.httpbot.BotClient) on loopback.
 
 Two questions:
 
@@ -38,8 +38,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.httpbot import BotClient, Fault
-from referee.netguard import NetPolicy
+from referee.wire.httpbot import BotClient, Fault
+from referee.wire.netguard import NetPolicy
 
 Handler = Callable[[socket.socket, threading.Event], None]
 ANSWER = json.dumps({"play": ["3D", "3C"], "note": "x" * 64}).encode()

@@ -88,9 +88,9 @@ def admin_url() -> str:
 def real_log_gz() -> bytes:
     """One real match log (one deal of four first-legal players), gzip-compressed."""
     from referee import find_ruleset
-    from referee import log as referee_log
-    from referee.match import run_match
-    from referee.players import LocalPlayer
+    from referee.runner import log as referee_log
+    from referee.runner.match import run_match
+    from referee.wire.players import LocalPlayer
 
     rec = run_match(find_ruleset("standard"),
                     [LocalPlayer(lambda r: {"move": r["legal_moves"][0]["id"]})
@@ -248,7 +248,7 @@ def make_tournaments(app: Any, url: str) -> dict[str, int]:
     from arena.models import Bot, Match
     from arena.tournaments import service
     from arena.tournaments.models import TournamentMatch
-    from referee.match import Limits
+    from referee.runner.match import Limits
 
     db = get_db(app)
     out: dict[str, int] = {}

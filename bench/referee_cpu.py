@@ -6,7 +6,8 @@ play`` does, and ``time.process_time()`` (all threads of this process) is read a
 match.  Two ways of calling the bots are measured side by side in one run, alternating
 match by match so machine load hits both alike:
 
-* ``botclient``: :class:`referee.players.HttpPlayer` (the shipped client, referee.httpbot);
+* ``botclient``: :class:`referee.wire.players.HttpPlayer` (the shipped client,
+  referee.wire.httpbot);
 * ``requests``: the same players over a keep-alive ``requests.Session`` (``trust_env`` off,
   ``json=`` and ``.json()``), i.e. what the referee paid per call when its client was built on
   requests/urllib3; the rest of the referee (request building, judging, recording) is shared.
@@ -37,9 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from referee import find_ruleset  # noqa: E402
-from referee.match import Limits, run_match  # noqa: E402
-from referee.netguard import NetPolicy  # noqa: E402
-from referee.players import HttpPlayer, Player, Reply  # noqa: E402
+from referee.runner.match import Limits, run_match  # noqa: E402
+from referee.wire.netguard import NetPolicy  # noqa: E402
+from referee.wire.players import HttpPlayer, Player, Reply  # noqa: E402
 
 LOCAL = NetPolicy(allow_private=True)
 RULES = find_ruleset("standard")

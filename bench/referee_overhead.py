@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from http_caller import FRAMINGS, Handler, Server, framed_trickle, hang, pct  # noqa: E402
 
 from referee import find_ruleset  # noqa: E402
-from referee.match import Limits, TurnRecord, run_match  # noqa: E402
-from referee.netguard import NetPolicy  # noqa: E402
-from referee.players import HttpPlayer, LocalPlayer, Player  # noqa: E402
+from referee.runner.match import Limits, TurnRecord, run_match  # noqa: E402
+from referee.wire.netguard import NetPolicy  # noqa: E402
+from referee.wire.players import HttpPlayer, LocalPlayer, Player  # noqa: E402
 
 LOCAL = NetPolicy(allow_private=True)
 RULES = find_ruleset("standard")

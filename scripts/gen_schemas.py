@@ -1,8 +1,8 @@
 # ruff: noqa: E501 - long description strings read better unbroken
 """Generate the protocol and log JSON Schemas in ``referee/schemas/`` (draft 2020-12).
 
-The rule-set options schema is built from the option metadata in ``referee/rules.py``, so a new
-option shows up in every schema that carries ``rules``.  ``tests/referee/test_protocol.py``
+The rule-set options schema is built from the option metadata in ``referee/game/rules.py``, so a new
+option shows up in every schema that carries ``rules``.  ``tests/referee/wire/test_protocol.py``
 checks that the committed files equal what this script builds.
 
 Usage: ``python scripts/gen_schemas.py`` (rewrites the files).
@@ -18,8 +18,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import referee.rules as rules_module
-from referee.rules import option_fields
+import referee.game.rules as rules_module
+from referee.game.rules import option_fields
 
 OUT = Path(__file__).resolve().parent.parent / "referee" / "schemas"
 D = "https://json-schema.org/draft/2020-12/schema"

@@ -18,7 +18,7 @@ import click
 from flask import Flask
 from sqlalchemy import select
 
-from referee.match import Limits
+from referee.runner.match import Limits
 
 from ..models import Bot
 from ..storage import get_db

@@ -44,7 +44,7 @@ from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from referee.match import Limits
+from referee.runner.match import Limits
 
 from ..families import family_of, storable_ruleset
 from ..matches import create_match, enqueue_match, seat_endpoints

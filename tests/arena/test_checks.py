@@ -26,7 +26,7 @@ from arena.procs import Child
 from arena.queue import get_queue
 from arena.storage import get_db
 from arena.sweep import sweep
-from referee import httpbot
+from referee.wire import httpbot
 from sample_bots.sdk import make_server, serve_in_thread
 from tests.referee import badbots as bb
 from tests.referee import protocolbots as pb
@@ -51,7 +51,7 @@ def first_legal(req: dict[str, Any]) -> str:
 
 @pytest.fixture
 def bot_clients(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every :class:`referee.httpbot.BotClient` made in this process, by URL."""
+    """Every :class:`referee.wire.httpbot.BotClient` made in this process, by URL."""
     made: list[str] = []
     original = httpbot.BotClient.__init__
 

@@ -19,7 +19,7 @@ from arena.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating,
 from arena.procs import Child
 from arena.storage import get_db
 from arena.sweep import sweep
-from referee.match import Limits
+from referee.runner.match import Limits
 from sample_bots.sdk import make_server, serve_in_thread
 
 from .conftest import admin_headers, both_backends, register, wait_for

@@ -16,7 +16,7 @@ from arena.matches import create_match, default_limits, job_timeout
 from arena.models import Bot, Match, MatchResult, Rating, RatingEvent, utcnow
 from arena.ratings import check
 from arena.storage import get_db
-from referee import log as referee_log
+from referee.runner import log as referee_log
 
 from .conftest import admin_headers, both_backends, wait_for
 

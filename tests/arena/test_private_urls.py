@@ -39,8 +39,8 @@ from arena.privacy import redactor, scrub_log, scrub_totals
 from arena.security import hash_token, new_token
 from arena.signing import bot_secret
 from arena.storage import get_db
-from referee import log as referee_log
-from referee.health import HealthResult
+from referee.runner import log as referee_log
+from referee.runner.health import HealthResult
 from sample_bots import greedy_bot, random_bot
 from sample_bots.sdk import BotServer, serve_in_thread
 

@@ -42,9 +42,9 @@ from arena.tournaments import service
 from arena.tournaments.models import TournamentMatch
 from arena.web import TOURNAMENT_RENDERS
 from referee import find_ruleset
-from referee import log as referee_log
-from referee.match import Limits, run_match
-from referee.players import LocalPlayer
+from referee.runner import log as referee_log
+from referee.runner.match import Limits, run_match
+from referee.wire.players import LocalPlayer
 
 from .conftest import both_backends
 

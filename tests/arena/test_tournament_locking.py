@@ -15,7 +15,7 @@ from arena.models import Bot, Match
 from arena.storage import get_db
 from arena.tournaments import schedule, service
 from arena.tournaments.models import TournamentMatch, TournamentRound
-from referee.match import Limits
+from referee.runner.match import Limits
 
 from .test_read_path import finish_directly, real_log, seed
 

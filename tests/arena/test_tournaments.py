@@ -31,7 +31,7 @@ from arena.reconcile import reconcile
 from arena.storage import get_db
 from arena.tournaments import service
 from arena.tournaments.models import Tournament, TournamentMatch
-from referee import log as referee_log
+from referee.runner import log as referee_log
 
 from .conftest import ADMIN, MARKER, admin_headers, both_backends, register, submit, wait_for
 

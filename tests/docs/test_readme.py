@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.httpbot import BotClient
-from referee.netguard import NetPolicy
-from referee.protocol import example_exchange
+from referee.wire.httpbot import BotClient
+from referee.wire.netguard import NetPolicy
+from referee.wire.protocol import example_exchange
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.cards import card_text
-from referee.httpbot import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature
+from referee.game.cards import card_text
+from referee.wire.httpbot import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature
 from tests.referee.badbots import BadBot, Request, read_request, response_bytes
 
 Policy = Callable[[dict[str, Any]], dict[str, Any]]

@@ -1,6 +1,6 @@
 """Every sample bot, as a real HTTP server on loopback, answers only listed legal move ids.
 
-Requests come from real deals (``referee.Deal`` + ``referee.protocol.move_request``) under
+Requests come from real deals (``referee.Deal`` + ``referee.wire.protocol.move_request``) under
 several presets; the deal is played on with each answer, so the bots see every kind of turn
 (opening, following, leading after a trick, last cards, strict passes, duties).  The bots
 themselves never import the referee; only this test does, to make requests.
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from referee import Deal, DealContext, find_ruleset
-from referee.cards import move_id
-from referee.protocol import move_request
+from referee.game.cards import move_id
+from referee.wire.protocol import move_request
 
 BOTS = ["random_bot", "greedy_bot", "planner_bot"]
 PRESETS = ["standard", "hong-kong", "pusoy-dos", "indonesia", "house-003", "singapore", "lukang"]

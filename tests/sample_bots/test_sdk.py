@@ -238,8 +238,8 @@ def test_a_path_prefix_hides_the_endpoints(serve: Any) -> None:
 
 
 def test_signature_matches_the_referee() -> None:
-    from referee.httpbot import sign as referee_sign
-    from referee.httpbot import verify_signature
+    from referee.wire.httpbot import sign as referee_sign
+    from referee.wire.httpbot import verify_signature
 
     body = b'{"a": 1}'
     ts = int(time.time())
@@ -250,8 +250,8 @@ def test_signature_matches_the_referee() -> None:
 
 
 def test_referee_health_check_passes_with_secret(serve: Any) -> None:
-    from referee.health import health_check
-    from referee.netguard import NetPolicy
+    from referee.runner.health import health_check
+    from referee.wire.netguard import NetPolicy
     from sample_bots import planner_bot
 
     server, _ = serve(planner_bot.choose, name="planner", secret=SECRET)
@@ -333,7 +333,7 @@ def test_the_worked_signing_example_in_the_protocol_doc_is_right() -> None:
     """docs/protocol.md gives real bytes and real signatures: they must stay true."""
     import re
 
-    from referee.httpbot import sign as referee_sign
+    from referee.wire.httpbot import sign as referee_sign
 
     doc = (ROOT / "docs" / "protocol.md").read_text()
     section = doc[doc.index("### Worked example"):doc.index("### The SDK verifies")]

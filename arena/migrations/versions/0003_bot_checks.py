@@ -25,7 +25,7 @@ depends_on = None
 
 
 def _endpoint(url: str) -> str | None:
-    from referee.netguard import GuardError, NetPolicy, check_url
+    from referee.wire.netguard import GuardError, NetPolicy, check_url
 
     try:
         t = check_url(url, NetPolicy(allow_private=True))

@@ -1,0 +1,236 @@
+"""Bot wire protocol, version 1: the messages the referee sends and the answers it accepts.
+
+A bot is a small web server (Battlesnake's shape): ``GET /`` describes it, the referee POSTs
+``/start`` once per match, ``/move`` on every turn of the bot's seat, and ``/end`` at the end.
+The full description, JSON Schemas and a real example are in ``docs/protocol.md`` and
+``referee/schemas/``.  This module builds requests and judges answers; it does no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from referee.game.cards import CardError, move_id, parse_move
+from referee.game.rules import RuleSet
+from referee.game.state import Deal
+from referee.game.view import legal_moves_json, observation
+
+PROTOCOL_VERSION = 1
+MAX_SAY = 140
+"""Longest ``say`` text kept in the log (longer ones are cut)."""
+
+
+class AnswerFault(StrEnum):
+    """Why an answer to ``/move`` was not accepted (each costs the bot its turn)."""
+
+    NOT_AN_OBJECT = "not_an_object"
+    NO_MOVE = "no_move"
+    """Neither ``move`` nor ``cards`` given, or of the wrong type."""
+    WRONG_TURN = "wrong_turn"
+    """The answer echoes a ``turn`` other than the one asked."""
+    UNKNOWN_MOVE = "unknown_move"
+    """A move id that is not in ``legal_moves``."""
+    MALFORMED_CARDS = "malformed_cards"
+    NOT_IN_HAND = "not_in_hand"
+    ILLEGAL = "illegal"
+    """Cards held, but not a legal play now (not a combination, too low, rule forbids)."""
+
+
+def rules_json(rules: RuleSet) -> dict[str, Any]:
+    """``{"name", "options"}`` of a rule set, as sent in every request.
+
+    Built once per rule set and remembered on the instance (building it walks ~40 options,
+    which would cost more than the rest of a move request): the same dict is shared by every
+    request, so a receiver must not modify it.
+    """
+    try:
+        return rules.__dict__["_wire_json"]  # type: ignore[no-any-return]
+    except KeyError:
+        value = {"name": rules.name, "options": rules.options()}
+        object.__setattr__(rules, "_wire_json", value)
+        return value
+
+
+def move_request(
+    deal: Deal,
+    seat: int,
+    *,
+    match_id: str,
+    turn: int,
+    scores: list[int],
+    deadline_ms: int,
+    time_bank_ms: int,
+    last_latency_ms: int | None,
+    legal: list[int] | None = None,
+    deals: int = 1,
+    strikes: list[int] | None = None,
+) -> dict[str, Any]:
+    """The body of ``POST /move`` for ``seat``: its observation plus match facts.
+
+    ``turn`` is the index of this turn in the deal (``len(history)``), ``deals`` the number
+    of deals in the match, ``strikes`` every seat's strike count so far.
+    """
+    obs = observation(deal, seat, with_legal_moves=False)
+    obs["legal_moves"] = legal_moves_json(deal, legal)
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "type": "move",
+        "match_id": match_id,
+        "deal_id": deal_id(match_id, deal.context.index),
+        "deals": deals,
+        "turn": turn,
+        "rules": rules_json(deal.rules),
+        "scores": list(scores),
+        "strikes": list(strikes) if strikes is not None else [0] * deal.rules.players,
+        "deadline_ms": deadline_ms,
+        "time_bank_ms": time_bank_ms,
+        "last_latency_ms": last_latency_ms,
+        **obs,
+    }
+
+
+def deal_id(match_id: str, index: int) -> str:
+    """The id of deal ``index`` (0-based) of a match: ``"<match_id>/<index>"``."""
+    return f"{match_id}/{index}"
+
+
+MAX_NAME = 64
+"""Longest bot ``name``/``author``/``version`` accepted from ``GET /``."""
+
+
+def check_description(data: Any) -> str | None:
+    """Why a ``GET /`` answer is not a valid bot description, or None when it is."""
+    if not isinstance(data, dict):
+        return "the answer must be a JSON object"
+    if data.get("protocol") != PROTOCOL_VERSION or isinstance(data.get("protocol"), bool):
+        return f"'protocol' must be {PROTOCOL_VERSION}, got {data.get('protocol')!r:.40}"
+    for key in ("name", "author", "version"):
+        value = data.get(key)
+        if not isinstance(value, str):
+            return f"{key!r} must be a string"
+        if len(value) > MAX_NAME:
+            return f"{key!r} is longer than {MAX_NAME} characters"
+    if not data["name"].strip():
+        return "'name' must not be empty"
+    return None
+
+
+def start_request(
+    *,
+    match_id: str,
+    seat: int,
+    rules: RuleSet,
+    deals: int,
+    seats: list[dict[str, Any]],
+    limits: dict[str, Any],
+) -> dict[str, Any]:
+    """The body of ``POST /start``: who plays where, under which rules and limits.
+
+    ``seats`` are the public identities (``seat``, ``name``, ``author``, ``version``);
+    ``limits`` holds ``deadline_ms``, ``time_bank_ms`` and ``max_strikes``.
+    """
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "type": "start",
+        "match_id": match_id,
+        "seat": seat,
+        "players": rules.players,
+        "deals": deals,
+        "rules": rules_json(rules),
+        "seats": seats,
+        **limits,
+    }
+
+
+def end_request(
+    *,
+    match_id: str,
+    seat: int,
+    scores: list[int],
+    standings: list[dict[str, Any]],
+    deals: list[dict[str, Any]],
+    strikes: list[int],
+    forfeited: list[int],
+) -> dict[str, Any]:
+    """The body of ``POST /end``: the final scores, standings and every deal's outcome."""
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "type": "end",
+        "match_id": match_id,
+        "seat": seat,
+        "scores": list(scores),
+        "standings": standings,
+        "deals": deals,
+        "strikes": list(strikes),
+        "forfeited": list(forfeited),
+    }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A judged answer: the move (or None with the fault that voided it) and the bot's say."""
+
+    move: int | None
+    fault: AnswerFault | None
+    detail: str
+    say: str | None
+
+
+def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
+    """Accept ``{"move": id}`` or ``{"cards": [...]}`` (and an optional ``say``)."""
+    if not isinstance(data, dict):
+        return Answer(None, AnswerFault.NOT_AN_OBJECT, "the answer must be a JSON object", None)
+    say = data.get("say")
+    say = say[:MAX_SAY] if isinstance(say, str) else None
+    if "turn" in data and data["turn"] != turn:
+        return Answer(None, AnswerFault.WRONG_TURN, f"answered turn {data['turn']!r}", say)
+    raw = data.get("move", data.get("cards"))
+    if isinstance(raw, str):
+        ids = {move_id(m): m for m in legal}
+        if raw in ids:
+            return Answer(ids[raw], None, "", say)
+        if "move" in data:
+            return Answer(None, AnswerFault.UNKNOWN_MOVE, f"no legal move has id {raw!r}", say)
+    if not isinstance(raw, (str, list)) or (
+        isinstance(raw, list) and not all(isinstance(x, str) for x in raw)
+    ):
+        return Answer(None, AnswerFault.NO_MOVE, "give 'move' (an id) or 'cards' (a list)", say)
+    try:
+        mask = parse_move(raw)
+    except CardError as e:
+        return Answer(None, AnswerFault.MALFORMED_CARDS, str(e), say)
+    if mask & ~hand:
+        return Answer(None, AnswerFault.NOT_IN_HAND, "cards not in hand", say)
+    if mask not in legal:
+        return Answer(None, AnswerFault.ILLEGAL, "not a legal play now", say)
+    return Answer(mask, None, "", say)
+
+
+def example_exchange() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A real ``/move`` request and a valid answer (the example in ``docs/protocol.md``).
+
+    Standard rules, seed 7, after three turns of the first deal; the answer plays the first
+    (lowest) legal move.
+    """
+    from referee.game.presets import find_ruleset
+
+    deal = Deal.new(find_ruleset("standard"), 7)
+    for _ in range(3):
+        deal.push(deal.legal_moves()[0])
+    seat = deal.to_move
+    request = move_request(
+        deal,
+        seat,
+        match_id="m-example",
+        turn=len(deal.log),
+        scores=[0, 0, 0, 0],
+        deadline_ms=1000,
+        time_bank_ms=9850,
+        last_latency_ms=37,
+        deals=8,
+        strikes=[0, 0, 1, 0],
+    )
+    choice = request["legal_moves"][0]["id"]
+    return request, {"move": choice, "turn": request["turn"], "say": "low and steady"}

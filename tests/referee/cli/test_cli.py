@@ -1,0 +1,122 @@
+"""The command line: verify, play (against loopback bots), health, demo, protocol-example."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.__main__ import main
+from referee.runner import log as mlog
+from tests.referee import protocolbots as pb
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_demo_writes_a_log_that_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    path = tmp_path / "demo.jsonl"
+    assert main(["demo", "--deals", "3", "--seed", "4", "--log", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "deal  1:" in out and "rank seat" in out
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "valid: match demo-4, standard, 3 deals" in out
+
+
+def test_verify_names_the_first_bad_turn(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    good = tmp_path / "good.json"
+    assert main(["demo", "--deals", "2", "--log", str(good)]) == 0
+    doc = mlog.read(good)
+    doc["deals"][1]["turns"][6]["legal"] += 3
+    bad = tmp_path / "bad.json"
+    mlog.write(doc, bad)
+    capsys.readouterr()
+    assert main(["verify", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "INVALID at deal 1, turn 6:" in out and "legal moves" in out
+
+
+def test_verify_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(tmp_path / "missing.json")]) == 2
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"type": "turn"}\n{"type": "turn"}\n')
+    assert main(["verify", str(junk)]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_play_against_local_bots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bots = [pb.ProtocolBot(name=f"b{i}") for i in range(4)]
+    path = tmp_path / "match.json"
+    with pb.running(*bots):
+        code = main(["play", *[b.url for b in bots], "--deals", "2", "--seed", "9",
+                     "--log", str(path), "--allow-private", "--deadline-ms", "2000",
+                     "--time-bank-ms", "500"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "match match-9: standard, 2 deals, seed 9" in out
+    for i in range(4):
+        assert f"b{i}" in out
+    doc = mlog.read(path)
+    assert doc["limits"]["deadline_ms"] == 2000 and doc["limits"]["time_bank_ms"] == 500
+    assert all("url" not in s and s["player"] is None for s in doc["seats"])
+    assert not any(b.url.split("//")[1] in path.read_text() for b in bots)
+    assert mlog.verify(doc).ok
+
+
+def test_play_refuses_private_addresses_without_the_flag(capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    bots = [pb.ProtocolBot() for _ in range(4)]
+    with pb.running(*bots):
+        code = main(["play", *[b.url for b in bots], "--deals", "1", "--max-strikes", "2"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "refused_address" in out and "(forfeited)" in out
+    assert all(b.server is not None and b.server.connections == 0 for b in bots)
+
+
+def test_play_needs_one_url_per_seat(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["play", "http://127.0.0.1:9/"])
+    assert "needs 4 bot URLs" in capsys.readouterr().err
+
+
+def test_health_command(capsys: pytest.CaptureFixture[str]) -> None:
+    bot = pb.ProtocolBot(name="hc")
+    with pb.running(bot):
+        assert main(["health", bot.url, "--allow-private"]) == 0
+        assert json.loads(capsys.readouterr().out)["ok"] is True
+        assert main(["health", bot.url]) == 1
+        assert "names an address the arena does not call" in capsys.readouterr().out
+
+
+def test_protocol_example_command_runs_as_a_module() -> None:
+    out = subprocess.run([sys.executable, "-m", "referee", "protocol-example"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert '"type": "move"' in out and '"say": "low and steady"' in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("object.json", '{"hello": "world"}\n'),
+        ("other-format.json", '{"format": "something-else", "version": 1, "deals": []}\n'),
+        ("array.json", "[1, 2, 3]\n"),
+        ("number.json", "42\n"),
+        ("header.jsonl", '{"type": "header", "format": "not-a-log"}\n'),
+    ],
+)
+def test_verify_json_that_is_not_a_log_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    """docs/logs.md: 'The exit status is 0 for a valid log, 1 for an invalid one, 2 for a file
+    that is not a log.'  A JSON file of another kind used to exit 1 ('malformed log')."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err
