@@ -2,7 +2,8 @@
 
 ``create_app(test_config=None)`` builds the Flask app: settings from :mod:`arena.config`
 (defaults, then environment variables, then ``test_config``), one ``init_app`` per resource
-(storage, queue, errors, limits) and one blueprint per feature (``api``, ``web``).  It refuses
+(storage, queue, errors, limits) and one blueprint per feature (:mod:`arena.routes`: site,
+bots, matches, ratings, tournaments, docs).  It refuses
 to build an app whose secrets are placeholders or short (:mod:`arena.security`), and trusts
 ``X-Forwarded-*`` headers only from ``TRUSTED_PROXY_HOPS`` proxies (ProxyFix).  The instance
 folder (SQLite file, generated secret key) is ``ARENA_INSTANCE_PATH`` or Flask's default,
@@ -80,12 +81,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     queue.init_app(app)
     errors.init_app(app)
 
-    from . import api, web
-    from .tournaments import api as tournaments_api
+    from .routes import BLUEPRINTS, plumbing
 
-    app.register_blueprint(api.bp)
-    app.register_blueprint(tournaments_api.bp)
-    app.register_blueprint(web.bp)
+    plumbing.init_app(app)  # security headers, template filters and globals
+    for bp in BLUEPRINTS:
+        app.register_blueprint(bp)
     limits.init_app(app)  # after the blueprints: it wraps the views marked @limited
     return app
 

@@ -437,7 +437,9 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
         "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
         f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health",
         *([f"/api/bots/{busy}/check"] if (Path(arena.__file__).parent / "jobs.py").exists()
-          and "def bot_check(" in (Path(arena.__file__).parent / "api.py").read_text()
+          and any("def bot_check(" in p.read_text() for p in (
+              Path(arena.__file__).parent / "api.py",
+              Path(arena.__file__).parent / "routes" / "bots.py") if p.exists())
           else []),
         f"/api/bots/{busy}/ratings", f"/api/bots/{busy}/matches",
         f"/api/bots/{busy}/matches?{deep}", "/api/families", "/api/ratings",

@@ -175,10 +175,10 @@ def public_gets(app: Flask, world: World) -> list[str]:
     """Every GET route, each parameter filled with every real id (and a missing one)."""
     values = {"bot_id": [*world.bot_ids, 999_999], "match_id": [*world.match_ids, 999_999],
               "tournament_id": [world.tournament_id, 999_999]}
-    queries = {"api.match_log": ["", "?format=json", "?format=jsonl"],
-               "api.list_bots": ["", "?status=active", "?status=unhealthy", "?limit=100"],
-               "api.list_matches": ["", "?state=finished", "?limit=100"],
-               "api.leaderboard": ["", "?family=classic"]}
+    queries = {"matches.match_log": ["", "?format=json", "?format=jsonl"],
+               "bots.list_bots": ["", "?status=active", "?status=unhealthy", "?limit=100"],
+               "matches.list_matches": ["", "?state=finished", "?limit=100"],
+               "ratings.leaderboard_json": ["", "?family=classic"]}
     urls: list[str] = []
     for rule in app.url_map.iter_rules():
         if rule.endpoint == "static" or "GET" not in (rule.methods or ()):

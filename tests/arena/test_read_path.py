@@ -37,10 +37,10 @@ from arena.models import (
     utcnow,
 )
 from arena.ratings import Placement, apply_result, lock_family
+from arena.routes.tournaments import TOURNAMENT_RENDERS
 from arena.storage import get_db
 from arena.tournaments import service
 from arena.tournaments.models import TournamentMatch
-from arena.web import TOURNAMENT_RENDERS
 from referee import find_ruleset
 from referee.runner import log as referee_log
 from referee.runner.match import Limits, run_match
@@ -169,47 +169,47 @@ def seed(app: Flask, n: int) -> Seeded:
 
 
 ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
-    "web.home": lambda d: ["/"],
-    "web.leaderboard": lambda d: ["/leaderboard", "/leaderboard?q=BOT-00"],
-    "web.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
-    "web.bot_new": lambda d: ["/bots/new"],
-    "web.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
-    "web.match_replay": lambda d: [f"/matches/{d.matches[-1]}/replay.json"],
-    "web.tournaments": lambda d: ["/tournaments"],
-    "web.tournament_new": lambda d: ["/tournaments/new"],
-    "web.tournament_page": lambda d: [f"/tournaments/{d.swiss}", f"/tournaments/{d.knockout}",
-                                      f"/tournaments/{d.round_robin}",
-                                      f"/tournaments/{d.swiss}?round=1&tables=2"],
-    "web.tournament_live": lambda d: [f"/tournaments/{d.swiss}/live",
-                                      f"/tournaments/{d.knockout}/live"],
-    "web.healthz": lambda d: ["/healthz"],
-    "web.readyz": lambda d: ["/readyz"],
-    "api.list_bots": lambda d: ["/api/bots", "/api/bots?limit=200"],
-    "api.show_bot": lambda d: [f"/api/bots/{d.busy}"],
-    "api.bot_versions": lambda d: [f"/api/bots/{d.busy}/versions"],
-    "api.bot_health": lambda d: [f"/api/bots/{d.busy}/health"],
-    "api.bot_check": lambda d: [f"/api/bots/{d.busy}/check"],
-    "api.bot_rating_history": lambda d: [f"/api/bots/{d.busy}/ratings?limit=200"],
-    "api.bot_matches": lambda d: [f"/api/bots/{d.busy}/matches?limit=200"],
-    "api.list_families": lambda d: ["/api/families"],
-    "api.leaderboard": lambda d: ["/api/ratings?limit=200"],
-    "api.list_matches": lambda d: ["/api/matches?limit=200", "/api/matches?state=finished",
-                                   f"/api/matches?bot={d.busy}&limit=200"],
-    "api.show_match": lambda d: [f"/api/matches/{d.matches[-1]}"],
-    "api.match_log": lambda d: [f"/api/matches/{d.matches[-1]}/log"],
-    "api.openapi": lambda d: ["/api/openapi.json"],
-    "tournaments_api.index": lambda d: ["/api/tournaments"],
-    "tournaments_api.show": lambda d: [f"/api/tournaments/{d.swiss}"],
-    "tournaments_api.standings": lambda d: [f"/api/tournaments/{d.swiss}/standings"],
-    "tournaments_api.bracket": lambda d: [f"/api/tournaments/{d.swiss}/bracket",
-                                          f"/api/tournaments/{d.knockout}/bracket"],
-    "tournaments_api.download": lambda d: [f"/api/tournaments/{d.swiss}/archive"],
+    "site.home": lambda d: ["/"],
+    "ratings.leaderboard": lambda d: ["/leaderboard", "/leaderboard?q=BOT-00"],
+    "bots.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
+    "bots.bot_new": lambda d: ["/bots/new"],
+    "matches.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
+    "matches.match_replay": lambda d: [f"/matches/{d.matches[-1]}/replay.json"],
+    "tournaments.tournaments": lambda d: ["/tournaments"],
+    "tournaments.tournament_new": lambda d: ["/tournaments/new"],
+    "tournaments.tournament_page": lambda d: [
+        f"/tournaments/{d.swiss}", f"/tournaments/{d.knockout}",
+        f"/tournaments/{d.round_robin}", f"/tournaments/{d.swiss}?round=1&tables=2"],
+    "tournaments.tournament_live": lambda d: [f"/tournaments/{d.swiss}/live",
+                                              f"/tournaments/{d.knockout}/live"],
+    "site.healthz": lambda d: ["/healthz"],
+    "site.readyz": lambda d: ["/readyz"],
+    "bots.list_bots": lambda d: ["/api/bots", "/api/bots?limit=200"],
+    "bots.show_bot": lambda d: [f"/api/bots/{d.busy}"],
+    "bots.bot_versions": lambda d: [f"/api/bots/{d.busy}/versions"],
+    "bots.bot_health": lambda d: [f"/api/bots/{d.busy}/health"],
+    "bots.bot_check": lambda d: [f"/api/bots/{d.busy}/check"],
+    "ratings.bot_rating_history": lambda d: [f"/api/bots/{d.busy}/ratings?limit=200"],
+    "matches.bot_matches": lambda d: [f"/api/bots/{d.busy}/matches?limit=200"],
+    "ratings.list_families": lambda d: ["/api/families"],
+    "ratings.leaderboard_json": lambda d: ["/api/ratings?limit=200"],
+    "matches.list_matches": lambda d: ["/api/matches?limit=200", "/api/matches?state=finished",
+                                       f"/api/matches?bot={d.busy}&limit=200"],
+    "matches.show_match": lambda d: [f"/api/matches/{d.matches[-1]}"],
+    "matches.match_log": lambda d: [f"/api/matches/{d.matches[-1]}/log"],
+    "docs.openapi": lambda d: ["/api/openapi.json"],
+    "tournaments.index": lambda d: ["/api/tournaments"],
+    "tournaments.show": lambda d: [f"/api/tournaments/{d.swiss}"],
+    "tournaments.standings": lambda d: [f"/api/tournaments/{d.swiss}/standings"],
+    "tournaments.bracket": lambda d: [f"/api/tournaments/{d.swiss}/bracket",
+                                      f"/api/tournaments/{d.knockout}/bracket"],
+    "tournaments.download": lambda d: [f"/api/tournaments/{d.swiss}/archive"],
 }
 """Every GET route (endpoint) and the URLs that exercise it."""
 
-SIZE_BOUND_EXEMPT = {"web.match_replay", "api.match_log", "tournaments_api.download",
-                     "tournaments_api.bracket", "tournaments_api.standings",
-                     "tournaments_api.show", "api.openapi"}
+SIZE_BOUND_EXEMPT = {"matches.match_replay", "matches.match_log", "tournaments.download",
+                     "tournaments.bracket", "tournaments.standings",
+                     "tournaments.show", "docs.openapi"}
 """Endpoints whose body legitimately grows with what they are asked for (a whole match
 log, a whole tournament's archive, bracket or standings as JSON): statements are still
 checked, bytes are not."""

@@ -218,12 +218,12 @@ def two_player_rules(monkeypatch: pytest.MonkeyPatch) -> str:
             overrides[key] = int(value) if value.isdigit() else value
         return find_ruleset(base, **overrides)
 
-    import arena.api
     import arena.families
     import arena.jobs
     import arena.matches
+    import arena.routes.matches
 
-    for module in (arena.api, arena.families, arena.jobs, arena.matches, service):
+    for module in (arena.routes.matches, arena.families, arena.jobs, arena.matches, service):
         monkeypatch.setattr(module, "find_ruleset", resolve)
     assert resolve(name).players == 2 and resolve(name).name == name
     return name

@@ -1,0 +1,31 @@
+"""The service's URLs, one Flask blueprint per feature; each holds that feature's HTML pages
+and its JSON endpoints (``/api/...``) side by side, so a change to bots, say, is one module.
+
+=============  ==============================================================================
+blueprint      what it serves
+=============  ==============================================================================
+site           home page, ``/healthz``, ``/readyz``
+bots           submission (form and ``POST /api/bots``), the bot page and ``/api/bots/...``:
+               changes, pause, delete, signing secret, versions, health checks
+matches        match page and replay, ``/api/matches/...``, log downloads, a bot's matches,
+               the operator's matches and ladder rounds
+ratings        leaderboard (page and ``/api/ratings``), ``/api/families``, a bot's history
+tournaments    tournament list, form, page and live fragment, ``/api/tournaments/...``
+docs           the OpenAPI document, ``/api/openapi.json``
+=============  ==============================================================================
+
+Endpoint names are ``<blueprint>.<view>`` (``url_for("bots.bot_page", bot_id=...)``).  What
+the views share is in :mod:`arena.routes.plumbing`; the tournament rules themselves stay in
+:mod:`arena.tournaments`, as the bot, match and rating services stay in ``arena.bots``,
+``arena.matches`` and ``arena.ratings``: ``arena.routes`` is only the service's face.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from . import bots, docs, matches, ratings, site, tournaments
+
+BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
+                                     tournaments.bp, docs.bp)
+"""Every feature's blueprint, in the order the app factory registers them."""

@@ -1,0 +1,467 @@
+"""Bots: submitting one (form and JSON), its page, changing, pausing, deleting and
+re-checking it, its signing secret, its versions and its health checks.
+
+No view ever calls a bot.  A submitted or changed URL is checked by a job: the answer is 202
+with a ``check_url`` to poll (the submission page polls it from ``static/check.js``).  The
+owner's token is shown once, at creation; it (or the operator's ``ADMIN_TOKEN``) is the
+``Authorization: Bearer`` of every change, and shows the bot's private URL.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload
+
+from .. import bots as bot_service
+from .. import idempotency
+from ..charts import rating_chart
+from ..errors import ApiError, check_fields, json_object, optional_json_object, want_bool, want_str
+from ..idempotency import idempotent
+from ..limits import limited
+from ..models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from ..pagination import keyset_args, keyset_page
+from ..ratings import rating_series
+from ..security import hash_token, is_admin, new_token, token_matches
+from ..signing import bot_secret, rotate
+from ..storage import session
+from .matches import seats_with_bots
+from .plumbing import (
+    FORM_EXPIRED,
+    app_object,
+    csrf_ok,
+    get_bot,
+    is_owner,
+    iso,
+    page_not_found,
+    paginate,
+    require_owner,
+)
+from .ratings import rating_json
+
+bp = Blueprint("bots", __name__)
+
+NOT_LOADED: Any = object()
+"""``bot_json(check=...)`` default: the bot's admission check is looked up on its own."""
+
+
+# --- JSON renderings -------------------------------------------------------------------------
+
+
+def admission_checks(bots: list[Bot]) -> dict[int, HealthCheck]:
+    """The newest admission check of each bot of a list, in one statement (not one per
+    bot)."""
+    ids = [b.id for b in bots]
+    if not ids:
+        return {}
+    newest = (select(func.max(HealthCheck.id))
+              .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
+              .group_by(HealthCheck.bot_id))
+    return {h.bot_id: h for h in session().scalars(
+        select(HealthCheck).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+
+
+def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
+    checks = admission_checks(bots)
+    return [bot_json(b, check=checks.get(b.id)) for b in bots]
+
+
+def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dict[str, Any]:
+    ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
+    out: dict[str, Any] = {
+        "id": bot.id,
+        "name": bot.name,
+        "version": bot.version,
+        "status": bot.status,
+        "created_at": iso(bot.created_at),
+        "updated_at": iso(bot.updated_at),
+        "info": bot.info,
+        "health": {
+            "failures": bot.health_failures,
+            "last_checked_at": iso(bot.last_health_at),
+            "last_reason": bot.last_health_reason,
+            "pause_reason": bot.pause_reason if bot.health_paused else "",
+        },
+        "check": admission_json(bot, check),
+        "ratings": [rating_json(r) for r in ratings],
+    }
+    if private:
+        out["url"] = bot.url
+        out["pending_url"] = bot.pending_url
+    return out
+
+
+def check_json(check: HealthCheck) -> dict[str, Any]:
+    return {
+        "id": check.id,
+        "purpose": check.purpose,
+        "state": bot_service.check_state(check),
+        "done": check.state == "done",
+        "reason": check.reason,
+        "describe_ms": check.describe_ms,
+        "move_ms": check.move_ms,
+        "queued_at": iso(check.at),
+        "finished_at": iso(check.finished_at),
+    }
+
+
+def admission_json(bot: Bot, check: Any = NOT_LOADED) -> dict[str, Any] | None:
+    """The newest submission / URL-change / re-check check, with the URL to poll (``check``:
+    already loaded by a list, see :func:`admission_checks`)."""
+    if check is NOT_LOADED:
+        check = bot_service.latest_admission_check(session(), bot.id)
+    if check is None:
+        return None
+    return {**check_json(check), "url": url_for("bots.bot_check", bot_id=bot.id)}
+
+
+def accepted(s: Session, bot: Bot, check: HealthCheck, body: dict[str, Any]) -> Response:
+    """202: commit the change (with its stored answer when the request carries an
+    ``Idempotency-Key``), then queue the check; the client polls ``check_url``.
+
+    The check row is committed before its job is queued, so a worker always finds it; a job
+    lost between the two (Redis down) is queued again by the health sweep."""
+    resp = jsonify({**body, "check_url": url_for("bots.bot_check", bot_id=bot.id)})
+    resp.status_code = 202
+    resp.headers["Location"] = url_for("bots.show_bot", bot_id=bot.id)
+    resp.headers["Cache-Control"] = "no-store"
+    idempotency.commit(s, resp)
+    bot_service.enqueue_check(app_object(), bot.id, check.id)
+    return resp
+
+
+def signing_secret_fields(bot: Bot) -> dict[str, Any]:
+    """The bot's current signing secret, for the two answers that show it (creation and
+    rotation); ``arena.signing`` derives it, nothing stores it."""
+    return {"signing_secret": bot_secret(app_object(), bot),
+            "signing_generation": bot.signing_generation,
+            "signing_note": "keep this secret: it is shown only now.  Every request the "
+                            "arena sends your bot carries X-BigTwo-Timestamp and "
+                            "X-BigTwo-Signature = sha256=HMAC-SHA256(secret, timestamp + "
+                            "'.' + body); see docs/protocol.md.  Rotate it with POST "
+                            f"/api/bots/{bot.id}/signing-secret."}
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+
+@bp.route("/bots/new", methods=["GET", "POST"])
+@limited("bot_submit", methods=("POST",))
+def bot_new() -> tuple[str, int] | str | Response:
+    """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
+    shows the owner token once and follows the check (``static/check.js`` polls
+    ``/api/bots/<id>/check``).  This request never calls the bot."""
+    if request.method == "GET":
+        return render_template("bot_new.html", errors=[], form={})
+    app = app_object()
+    form = {"name": request.form.get("name", "").strip(),
+            "url": request.form.get("url", "").strip()}
+    errors: list[str] = []
+    if not csrf_ok():
+        errors.append(FORM_EXPIRED)
+    else:
+        problem = bot_service.name_problem(form["name"], int(app.config["BOT_NAME_MAX"]))
+        if problem:
+            errors.append(f"Name: {problem}.")
+        problem = bot_service.url_problem(app, form["url"])
+        if problem:
+            errors.append(f"URL: {problem}.")
+    s = session()
+    if not errors and s.scalar(select(Bot.id).where(Bot.name == form["name"])) is not None:
+        errors.append(f"Name: a bot called {form['name']!r} exists already.")
+    if errors:
+        return render_template("bot_new.html", errors=errors, form=form), 400
+    token = new_token()
+    try:
+        bot, check = bot_service.submit(s, name=form["name"], url=form["url"],
+                                        token_hash=hash_token(token))
+        s.commit()
+    except bot_service.EndpointTakenError as exc:
+        s.rollback()
+        return render_template("bot_new.html", form=form, errors=[f"URL: {exc}."]), 400
+    except IntegrityError:
+        s.rollback()
+        return render_template("bot_new.html", form=form, errors=[
+            f"Name: a bot called {form['name']!r} (or one at this URL) exists already."]), 400
+    bot_service.enqueue_check(app, bot.id, check.id)
+    resp = Response(render_template("bot_created.html", bot=bot, token=token, check=check,
+                                    check_state=bot_service.check_state(check),
+                                    signing_secret=bot_secret(app, bot)))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.post("/bots/<id:bot_id>/signing-secret")
+def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
+    """The owner rotates the bot's signing secret (owner token in the form, CSRF-checked);
+    the new secret is shown once, on a page that is never cached."""
+    s = session()
+    bot = s.get(Bot, bot_id)
+    if bot is None or bot.deleted_at is not None:
+        return page_not_found(f"bot {bot_id}")
+    sent = request.form.get("owner_token", "").strip()
+    errors: list[str] = []
+    if not csrf_ok():
+        errors.append(FORM_EXPIRED)
+    elif not (token_matches(sent, bot.token_hash) or is_admin(sent)):
+        errors.append("Owner token: wrong or missing.")
+    if errors:
+        return bot_page(bot_id, rotate_errors=errors, status=403)
+    secret = rotate(app_object(), bot)
+    s.commit()
+    resp = Response(render_template("signing_secret.html", bot=bot, signing_secret=secret))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/bots/<id:bot_id>")
+def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
+             status: int = 200) -> tuple[str, int] | str:
+    s = session()
+    cfg = current_app.config
+    bot = s.get(Bot, bot_id)
+    if bot is None:
+        return page_not_found(f"bot {bot_id}")
+    ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
+                        .order_by(Rating.games.desc())).all()
+    charts = []
+    for r in ratings:  # one per rating family (a fixed, small set)
+        hist = rating_series(s, r.family, {bot.id: r.games}, int(cfg["CHART_POINTS"]))
+        charts.append((r, rating_chart([(bot.name, hist.get(bot.id, []), None)],
+                                       height=260)))
+    # ix_match_seats_bot_id_match_id, read backwards; matches, their seats, bots and
+    # results in three more queries whatever the number of rows.
+    seats = s.scalars(select(MatchSeat).where(MatchSeat.bot_id == bot.id)
+                      .options(selectinload(MatchSeat.match).options(
+                          seats_with_bots(), selectinload(Match.result)))
+                      .order_by(MatchSeat.match_id.desc())
+                      .limit(int(cfg["RECENT_MATCHES"]))).all()
+    finished = [x for x in seats if x.match.state == "finished"]
+    p50s = [x.p50_ms for x in finished if x.p50_ms is not None]
+    p95s = [x.p95_ms for x in finished if x.p95_ms is not None]
+    latency = {
+        "p50": statistics.median(p50s) if p50s else None,
+        "p95": max(p95s) if p95s else None,
+        "calls": sum(x.calls or 0 for x in finished),
+        "matches": len(finished),
+    }
+    strikes: list[dict[str, Any]] = []
+    reasons: Counter[str] = Counter()
+    for x in finished:
+        result = x.match.result
+        if result is None:
+            continue
+        for st in result.totals.get("strikes", []):
+            if st["seat"] == x.seat:
+                reasons[st["reason"]] += 1
+                strikes.append({**st, "match_id": x.match_id})
+    health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+                            .order_by(HealthCheck.id.desc()).limit(5)))
+    admission = bot_service.latest_admission_check(s, bot.id)
+    page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
+                           strikes=strikes[:int(cfg["RECENT_MATCHES"])],
+                           reasons=reasons.most_common(), health=health,
+                           rotate_errors=rotate_errors or [], check=admission,
+                           check_state=admission and bot_service.check_state(admission))
+    return (page, status) if status != 200 else page
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+@bp.post("/api/bots")
+@limited("bot_submit")
+@idempotent
+def create_bot() -> Response:
+    app = app_object()
+    data = json_object()
+    check_fields(data, {"name", "url"}, {"name", "url"})
+    name, url = want_str(data, "name").strip(), want_str(data, "url").strip()
+    problem = bot_service.name_problem(name, int(app.config["BOT_NAME_MAX"]))
+    if problem:
+        raise ApiError(400, "bad_name", problem)
+    s = session()
+    if s.scalar(select(Bot.id).where(Bot.name == name)) is not None:
+        raise ApiError(409, "name_taken", f"a bot called {name!r} exists already")
+    problem = bot_service.url_problem(app, url)
+    if problem:
+        raise ApiError(422, "url_refused", problem)
+    token = new_token()
+    try:
+        bot, check = bot_service.submit(s, name=name, url=url, token_hash=hash_token(token))
+        s.flush()
+    except bot_service.EndpointTakenError as exc:
+        s.rollback()
+        raise ApiError(409, "endpoint_taken", str(exc)) from None
+    except IntegrityError:
+        s.rollback()
+        raise ApiError(409, "name_taken", f"a bot called {name!r} or its endpoint exists "
+                       "already") from None
+    # The bot, its check and (with an Idempotency-Key) its sealed answer commit together.
+    return accepted(s, bot, check, {
+        "bot": bot_json(bot, private=True), "token": token,
+        "token_note": "keep this token: it is shown only now, and it is needed to change, "
+                      "pause or delete the bot; the bot joins the ladder once its health "
+                      "check (running now) passes: poll check_url",
+        **signing_secret_fields(bot)})
+
+
+@bp.get("/api/bots")
+@limited("pages")
+def list_bots() -> Response:
+    status = request.args.get("status")
+    stmt = select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.id)
+    if status is not None:
+        if status == "active":
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.health_paused.is_(False),
+                              Bot.check_state == "passed")
+        elif status == "paused":
+            stmt = stmt.where(Bot.owner_paused.is_(True))
+        elif status == "unhealthy":
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == "passed",
+                              Bot.health_paused.is_(True))
+        elif status in ("pending", "rejected"):
+            stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
+                "pending" if status == "pending" else "failed"))
+        else:
+            raise ApiError(400, "bad_query",
+                           "status must be active, paused, pending, rejected or unhealthy")
+    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json, render_all=bots_json)
+
+
+@bp.get("/api/bots/<id:bot_id>")
+def show_bot(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+    return jsonify(bot_json(bot, private=is_owner(bot)))
+
+
+@bp.patch("/api/bots/<id:bot_id>")
+@limited("url_change")
+def update_bot(bot_id: int) -> Response:
+    app = app_object()
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    data = json_object()
+    check_fields(data, {"url", "paused"})
+    if not data:
+        raise ApiError(400, "missing_field", "give url and/or paused")
+    paused = want_bool(data, "paused") if "paused" in data else None
+    url = want_str(data, "url").strip() if "url" in data else None
+    s = session()
+    check = None
+    if url is not None and url not in (bot.url, bot.pending_url):
+        problem = bot_service.url_problem(app, url)
+        if problem:
+            raise ApiError(422, "url_refused", problem)
+        try:
+            check = bot_service.change_url(s, bot, url)
+            s.flush()
+        except bot_service.EndpointTakenError as exc:
+            s.rollback()
+            raise ApiError(409, "endpoint_taken", str(exc)) from None
+        except IntegrityError:
+            s.rollback()
+            raise ApiError(409, "endpoint_taken", "this URL's endpoint is being registered "
+                           "by another bot right now") from None
+    if paused is not None and paused != bot.owner_paused:
+        bot.owner_paused = paused
+        bot.updated_at = utcnow()
+        if not paused:
+            bot.idle_since = utcnow()
+    if check is not None:
+        return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
+    s.commit()
+    return jsonify(bot_json(bot, private=True))
+
+
+@bp.delete("/api/bots/<id:bot_id>")
+def delete_bot(bot_id: int) -> tuple[str, int]:
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    bot.deleted_at = utcnow()
+    bot.updated_at = bot.deleted_at
+    bot.endpoint = bot.pending_endpoint = bot.pending_url = None  # free for another bot
+    session().commit()
+    return "", 204
+
+
+@bp.post("/api/bots/<id:bot_id>/signing-secret")
+@idempotent
+def rotate_signing_secret(bot_id: int) -> Response:
+    """A new signing secret, shown once; the old one stops working for every match and
+    health check that starts from now on (a match already running finishes with it)."""
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    check_fields(optional_json_object(), set())
+    rotate(app_object(), bot)
+    bot.updated_at = utcnow()
+    resp = jsonify({"bot_id": bot.id, **signing_secret_fields(bot)})
+    resp.headers["Cache-Control"] = "no-store"
+    return idempotency.commit(session(), resp)  # the rotation and its (sealed) answer
+
+
+@bp.get("/api/bots/<id:bot_id>/check")
+@limited("pages")
+def bot_check(bot_id: int) -> Response:
+    """The bot's newest submission / URL-change / re-check check (poll until ``done``)."""
+    bot = get_bot(bot_id)
+    check = bot_service.latest_admission_check(session(), bot.id)
+    if check is None:
+        raise ApiError(404, "not_found", f"bot {bot_id} has no check to wait for")
+    resp = jsonify({**check_json(check), "bot_status": bot.status,
+                    "pause_reason": bot.pause_reason if bot.health_paused else ""})
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.post("/api/bots/<id:bot_id>/check")
+@limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
+@idempotent
+def bot_recheck(bot_id: int) -> Response:
+    """The owner asks for a check now (e.g. after fixing an unhealthy bot)."""
+    bot = get_bot(bot_id)
+    require_owner(bot)
+    check_fields(optional_json_object(), set())  # no fields; a malformed body is still a 400
+    s = session()
+    check = bot_service.recheck(s, bot)
+    return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
+
+
+@bp.get("/api/bots/<id:bot_id>/versions")
+@limited("pages")
+def bot_versions(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+    private = is_owner(bot)
+
+    def render(v: BotVersion) -> dict[str, Any]:
+        out = {"version": v.version, "created_at": iso(v.created_at), "info": v.info}
+        if private:
+            out["url"] = v.url
+        return out
+
+    stmt = select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(BotVersion.version)
+    return paginate(stmt, render)
+
+
+@bp.get("/api/bots/<id:bot_id>/health")
+@limited("pages")
+def bot_health(bot_id: int) -> Response:
+    bot = get_bot(bot_id)
+
+    def render(h: HealthCheck) -> dict[str, Any]:
+        return {"at": iso(h.at), "ok": h.ok if h.state == "done" else None,
+                "state": bot_service.check_state(h), "purpose": h.purpose,
+                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
+
+    key, limit = keyset_args("health")
+    stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)
+    if key is not None:
+        stmt = stmt.where(HealthCheck.id < key)
+    rows = list(session().scalars(stmt.order_by(HealthCheck.id.desc()).limit(limit + 1)))
+    return jsonify(keyset_page("health", [render(h) for h in rows], rows, limit,
+                               lambda h: h.id))

@@ -1,0 +1,357 @@
+"""Matches: the match page with its turn-by-turn replay, the JSON lists and details, the log
+downloads, and the operator's matches and ladder rounds.
+
+Views write rows and enqueue jobs; only workers play (``POST /api/matches`` answers 202 with
+the queued match).  The lists that grow without bound (every match, a bot's matches) are
+keyset-paginated (:mod:`arena.pagination`) and built from column queries, so a page costs
+the same few statements whatever its length (``tests/arena/test_read_path.py``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from sqlalchemy import Select, select
+from sqlalchemy.orm import joinedload, selectinload
+
+from referee import log as referee_log
+from referee.match import Limits
+
+from .. import idempotency
+from ..errors import (
+    ApiError,
+    check_fields,
+    json_object,
+    optional_json_object,
+    query_int,
+    want_bool,
+    want_int,
+    want_str,
+)
+from ..families import storable_ruleset
+from ..idempotency import idempotent
+from ..ladder import run_round
+from ..limits import limited
+from ..matches import DuplicateEndpointError, create_match, default_limits, enqueue_match
+from ..models import Bot, BotVersion, Match, MatchResult, MatchSeat, RatingEvent
+from ..pagination import keyset_args, keyset_page
+from ..replay import replay_frames
+from ..storage import session
+from ..tournaments.models import TournamentMatch
+from .plumbing import MAX_ID, app_object, get_bot, get_bots, iso, page_not_found, require_admin
+
+bp = Blueprint("matches", __name__)
+
+MAX_SEED = 2**62
+STATES = ("queued", "running", "finished", "failed")
+
+
+def get_match(match_id: int) -> Match:
+    match = session().get(Match, match_id)
+    if match is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    return match
+
+
+def seats_with_bots() -> Any:
+    """Loader option: a match's seats with their bots, in one more query for any number of
+    matches (never one lazy query per row)."""
+    return selectinload(Match.seats).joinedload(MatchSeat.bot)
+
+
+def seats_loaded() -> Any:
+    """Loader option: every seat of the matches with its bot and bot version, in one more
+    query for a whole page."""
+    return selectinload(Match.seats).options(joinedload(MatchSeat.bot),
+                                            joinedload(MatchSeat.bot_version))
+
+
+def limits_from_json(data: Any) -> Limits:
+    """A match's (or a tournament's) ``limits`` object; what it leaves out is the default."""
+    base = default_limits(current_app.config)
+    if not isinstance(data, dict):
+        raise ApiError(400, "wrong_type", "limits must be an object")
+    check_fields(data, {"deadline_ms", "time_bank_ms", "max_strikes", "call_deadline_ms"})
+    return Limits(
+        deadline_ms=want_int(data, "deadline_ms", 10, 60_000) if "deadline_ms" in data
+        else base.deadline_ms,
+        time_bank_ms=want_int(data, "time_bank_ms", 0, 600_000) if "time_bank_ms" in data
+        else base.time_bank_ms,
+        max_strikes=want_int(data, "max_strikes", 1, 10_000) if "max_strikes" in data
+        else base.max_strikes,
+        call_deadline_ms=want_int(data, "call_deadline_ms", 10, 60_000)
+        if "call_deadline_ms" in data else base.call_deadline_ms,
+    )
+
+
+def bot_ids(data: dict[str, Any]) -> list[int]:
+    """A body's ``bots``: a list of bot ids."""
+    ids = data["bots"]
+    if not isinstance(ids, list) or not all(
+        isinstance(b, int) and not isinstance(b, bool) for b in ids
+    ):
+        raise ApiError(400, "wrong_type", "bots must be a list of bot ids")
+    return ids
+
+
+# --- JSON renderings -------------------------------------------------------------------------
+
+
+def seat_json(seat: MatchSeat) -> dict[str, Any]:
+    return {
+        "seat": seat.seat,
+        "bot": {"id": seat.bot_id, "name": seat.bot.name},
+        "bot_version": seat.bot_version.version,
+        "rank": seat.rank,
+        "score": seat.score,
+        "wins": seat.wins,
+        "strikes": seat.strikes,
+        "forfeited": seat.forfeited,
+        "latency": {"calls": seat.calls, "p50_ms": seat.p50_ms, "p95_ms": seat.p95_ms,
+                    "max_ms": seat.max_ms},
+    }
+
+
+def matches_page(kind: str, ids_stmt: Select[Any]) -> Response:
+    """One keyset page of matches, newest first: ``ids_stmt`` selects match ids in
+    descending order (the caller adds the filters); this adds the cursor and the limit,
+    then reads those matches and their seats in two more statements."""
+    key, limit = keyset_args(kind)
+    id_col = ids_stmt.selected_columns[0]
+    if key is not None:
+        ids_stmt = ids_stmt.where(id_col < key)
+    ids = list(session().scalars(ids_stmt.order_by(id_col.desc()).limit(limit + 1)))
+    items = match_summaries(ids[:limit])
+    return jsonify(keyset_page(kind, items, ids, limit, lambda i: i))
+
+
+def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
+    """``match_json(m, detail=False)`` of each match, in the order of ``ids``, from two
+    column queries (no ORM objects: a page of 200 matches would build 1,000 of them)."""
+    if not ids:
+        return []
+    s = session()
+    seats: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for row in s.execute(
+            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
+                   BotVersion.version, MatchSeat.rank, MatchSeat.score, MatchSeat.wins,
+                   MatchSeat.strikes, MatchSeat.forfeited, MatchSeat.calls, MatchSeat.p50_ms,
+                   MatchSeat.p95_ms, MatchSeat.max_ms)
+            .join(Bot, Bot.id == MatchSeat.bot_id)
+            .join(BotVersion, BotVersion.id == MatchSeat.bot_version_id)
+            .where(MatchSeat.match_id.in_(ids)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+        seats[row.match_id].append({
+            "seat": row.seat, "bot": {"id": row.bot_id, "name": row.name},
+            "bot_version": row.version, "rank": row.rank, "score": row.score,
+            "wins": row.wins, "strikes": row.strikes, "forfeited": row.forfeited,
+            "latency": {"calls": row.calls, "p50_ms": row.p50_ms, "p95_ms": row.p95_ms,
+                        "max_ms": row.max_ms}})
+    log_url = url_for("matches.match_log", match_id=1).rsplit("/1/", 1)
+    out: dict[int, dict[str, Any]] = {}
+    for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset, Match.family,
+                              Match.deals, Match.rated, Match.created_at, Match.started_at,
+                              Match.finished_at).where(Match.id.in_(ids))):
+        d: dict[str, Any] = {
+            "id": m.id, "kind": m.kind, "state": m.state, "ruleset": m.ruleset,
+            "family": m.family, "deals": m.deals, "rated": m.rated,
+            "created_at": iso(m.created_at), "started_at": iso(m.started_at),
+            "finished_at": iso(m.finished_at), "seats": seats[m.id]}
+        if m.state == "finished":
+            d["standings"] = sorted(seats[m.id], key=lambda x: (x["rank"], x["seat"]))
+            d["log_url"] = f"{log_url[0]}/{m.id}/{log_url[1]}"
+        out[m.id] = d
+    return [out[i] for i in ids if i in out]
+
+
+def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
+    seats = [seat_json(x) for x in m.seats]
+    out: dict[str, Any] = {
+        "id": m.id,
+        "kind": m.kind,
+        "state": m.state,
+        "ruleset": m.ruleset,
+        "family": m.family,
+        "deals": m.deals,
+        "rated": m.rated,
+        "created_at": iso(m.created_at),
+        "started_at": iso(m.started_at),
+        "finished_at": iso(m.finished_at),
+        "seats": seats,
+    }
+    if m.state == "finished":
+        out["standings"] = sorted(seats, key=lambda x: (x["rank"], x["seat"]))
+        out["log_url"] = url_for("matches.match_log", match_id=m.id)
+    if detail:
+        out.update({"seed": m.seed, "limits": m.limits, "attempts": m.attempts,
+                    "error": m.error})
+        if m.result is not None:
+            totals = m.result.totals
+            out["strikes"] = totals.get("strikes", [])
+            out["forfeits"] = totals.get("forfeits", [])
+            out["notes"] = totals.get("notes", [])
+            events = session().scalars(
+                select(RatingEvent).where(RatingEvent.match_id == m.id)
+                .order_by(RatingEvent.bot_id)).all()
+            out["rating_changes"] = [
+                {"bot_id": e.bot_id, "before": round(e.before, 2), "after": round(e.after, 2),
+                 "delta": round(e.after - e.before, 2)}
+                for e in events
+            ]
+    return out
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+
+@bp.get("/matches/<id:match_id>")
+def match_page(match_id: int) -> tuple[str, int] | str:
+    s = session()
+    m = s.get(Match, match_id, options=[seats_with_bots(), selectinload(Match.result)])
+    if m is None:
+        return page_not_found(f"match {match_id}")
+    link = s.get(TournamentMatch, match_id)
+    tournament = link.table.round.tournament if link is not None else None
+    events = {e.bot_id: e for e in s.scalars(select(RatingEvent)
+                                              .where(RatingEvent.match_id == m.id))}
+    totals = m.result.totals if m.result is not None else {}
+    return render_template("match.html", m=m, link=link, tournament=tournament,
+                           events=events, strikes=totals.get("strikes", []),
+                           notes=totals.get("notes", []),
+                           standings=sorted(m.seats, key=lambda x: (x.rank or 99, x.seat)))
+
+
+@bp.get("/matches/<id:match_id>/replay.json")
+@limited("downloads")
+def match_replay(match_id: int) -> Response:
+    """What the match page's replay draws, turn by turn (``static/replay.js``)."""
+    s = session()
+    m = s.get(Match, match_id, options=[seats_with_bots()])
+    if m is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
+    if result is None:
+        raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
+    doc = json.loads(gzip.decompress(result.log_gz))
+    data = replay_frames(doc, [x.bot_id for x in m.seats], [x.bot.name for x in m.seats])
+    data["match_url"] = url_for("matches.match_page", match_id=m.id)
+    resp = jsonify(data)
+    resp.headers["Cache-Control"] = "public, max-age=3600"  # a finished match never changes
+    return resp
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+@bp.get("/api/matches")
+@limited("pages")
+def list_matches() -> Response:
+    state = request.args.get("state")
+    if state is not None and state not in STATES:
+        raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
+    if "bot" in request.args:
+        bot_id = query_int("bot", 0, 1, MAX_ID)
+        # ix_match_seats_bot_id_match_id (then the match's state by primary key).
+        ids = select(MatchSeat.match_id).distinct().where(MatchSeat.bot_id == bot_id)
+        if state is not None:
+            ids = ids.join(Match, Match.id == MatchSeat.match_id).where(Match.state == state)
+    else:
+        # ix_matches_state_id with a state, the primary key without.
+        ids = select(Match.id)
+        if state is not None:
+            ids = ids.where(Match.state == state)
+    return matches_page("matches", ids)
+
+
+@bp.get("/api/bots/<id:bot_id>/matches")
+@limited("pages")
+def bot_matches(bot_id: int) -> Response:
+    bot = get_bot(bot_id, include_deleted=True)
+    # ix_match_seats_bot_id_match_id, read backwards from the cursor.
+    return matches_page("bot-matches", select(MatchSeat.match_id).distinct()
+                        .where(MatchSeat.bot_id == bot.id))
+
+
+@bp.post("/api/matches")
+@limited("admin")
+@idempotent
+def create_match_view() -> Response:
+    require_admin()
+    cfg = current_app.config
+    data = json_object()
+    check_fields(data, {"bots", "ruleset", "deals", "seed", "rated", "limits"}, {"bots"})
+    ruleset = want_str(data, "ruleset") if "ruleset" in data else str(cfg["MATCH_RULESET"])
+    try:
+        rules = storable_ruleset(ruleset)
+    except ValueError as exc:
+        raise ApiError(400, "unknown_ruleset", str(exc)) from None
+    ids = bot_ids(data)
+    if len(ids) != rules.players:
+        raise ApiError(400, "wrong_seat_count",
+                       f"{rules.name} needs {rules.players} bots, got {len(ids)}")
+    if len(set(ids)) != len(ids):
+        raise ApiError(400, "duplicate_bot", "a bot may sit at a table only once")
+    deals = want_int(data, "deals", 1, int(cfg["MATCH_MAX_DEALS"])) if "deals" in data \
+        else int(cfg["MATCH_DEALS"])
+    seed = want_int(data, "seed", 0, MAX_SEED) if "seed" in data else None
+    rated = want_bool(data, "rated") if "rated" in data else True
+    limits = limits_from_json(data["limits"]) if "limits" in data else default_limits(cfg)
+    s = session()
+    bots = get_bots(ids)
+    try:
+        match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
+                             kind="admin", seed=seed, rated=rated)
+    except DuplicateEndpointError:
+        raise ApiError(400, "duplicate_endpoint", "two of these bots are called at the same "
+                       "endpoint; one endpoint may sit in one seat of a match only") from None
+    resp = jsonify(match_json(match))
+    resp.status_code = 202
+    resp.headers["Location"] = url_for("matches.show_match", match_id=match.id)
+    idempotency.commit(s, resp)  # the match and its response, together
+    enqueue_match(app_object(), match.id)
+    return resp
+
+
+@bp.get("/api/matches/<id:match_id>")
+def show_match(match_id: int) -> Response:
+    match = session().get(Match, match_id, options=[seats_loaded(), selectinload(Match.result)])
+    if match is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    return jsonify(match_json(match))
+
+
+@bp.get("/api/matches/<id:match_id>/log")
+@limited("downloads")
+def match_log(match_id: int) -> Response:
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "jsonl"):
+        raise ApiError(400, "bad_query", "format must be json or jsonl")
+    match = get_match(match_id)
+    result = session().scalar(select(MatchResult).where(MatchResult.match_id == match.id))
+    if result is None:
+        raise ApiError(409, "not_finished", f"match {match_id} is {match.state}; "
+                       "its log exists once it has finished")
+    text = gzip.decompress(result.log_gz).decode()
+    if fmt == "json":
+        resp = Response(text, mimetype="application/json")
+    else:
+        resp = Response(referee_log.dumps(json.loads(text), lines=True),
+                        mimetype="application/x-ndjson")
+    ext = "json" if fmt == "json" else "jsonl"
+    resp.headers["Content-Disposition"] = f'attachment; filename="match-{match_id}.{ext}"'
+    return resp
+
+
+@bp.post("/api/ladder/rounds")
+@limited("admin")
+@idempotent
+def ladder_round() -> tuple[Response, int]:
+    """The operator plays a ladder round now (the clock does it on its own schedule)."""
+    require_admin()
+    data = optional_json_object()
+    check_fields(data, {"max_matches"})
+    limit = want_int(data, "max_matches", 1, 1000) if "max_matches" in data else None
+    created = run_round(app_object(), max_matches=limit)
+    return jsonify({"matches": created}), 202

@@ -1,0 +1,199 @@
+"""What the views of every feature share: finding the row a URL names, who may act on it,
+offset pages, timestamps as JSON, and, for the HTML pages, the CSRF token, the "not found"
+page, the security headers and the template filters.
+
+The other shared parts of the HTTP layer are modules of their own, each one concern with
+its own docstring, and the views use them directly: :mod:`arena.errors` (the one JSON body
+parser and the JSON error shape), :mod:`arena.limits` (``@limited``: rate limits),
+:mod:`arena.idempotency` (``@idempotent`` and ``commit``: the ``Idempotency-Key`` header),
+:mod:`arena.pagination` (keyset cursors for the lists that grow without bound) and
+:mod:`arena.security` (tokens).
+
+:func:`init_app` installs the app-wide parts (headers on every response, template filters
+and globals); :func:`arena.create_app` calls it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, Response, current_app, jsonify, render_template, request
+from flask import session as cookie_session
+from sqlalchemy import Select, func, select
+
+from ..errors import ApiError, query_int
+from ..models import Bot, utcnow
+from ..security import bearer_token, is_admin, token_matches
+from ..storage import session
+
+MAX_ID = 2**62
+"""Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
+MAX_PAGE = 1_000_000
+"""Largest ``page`` of an offset-paginated list."""
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+       "base-uri 'none'")
+FORMAT_NAMES = {"round_robin": "Round robin", "swiss": "Swiss", "knockout": "Knockout"}
+"""Tournament formats as pages name them."""
+FORM_EXPIRED = "This form has expired or did not come from this site; please submit it again."
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+def iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def app_object() -> Flask:
+    """The app itself (not the ``current_app`` proxy), for the services that take one."""
+    return current_app._get_current_object()  # type: ignore[attr-defined, no-any-return]
+
+
+def page_args() -> tuple[int, int]:
+    """``?page=`` (from 1) and ``?limit=`` (up to ``API_MAX_PAGE_LIMIT``) of an offset list."""
+    cfg = current_app.config
+    page = query_int("page", 1, 1, MAX_PAGE)
+    limit = query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
+    return page, limit
+
+
+def paginate(stmt: Select[Any], render: Callable[[Any], Any], *,
+             render_all: Callable[[Any], list[Any]] | None = None) -> Response:
+    """An offset page of a short list (``render`` per row, or ``render_all`` for the whole
+    page at once when rows need related data loaded together)."""
+    page, limit = page_args()
+    s = session()
+    total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
+    rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()
+    return jsonify({
+        "items": render_all(rows) if render_all is not None else [render(r) for r in rows],
+        "page": page,
+        "limit": limit,
+        "total": total,
+        "next_page": page + 1 if page * limit < total else None,
+    })
+
+
+# --- rows and rights -------------------------------------------------------------------------
+
+
+def get_bot(bot_id: int, *, include_deleted: bool = False) -> Bot:
+    """The bot a URL or a body names, or a 404 (a deleted bot too, unless asked for)."""
+    bot = session().get(Bot, bot_id)
+    if bot is None or (bot.deleted_at is not None and not include_deleted):
+        raise ApiError(404, "not_found", f"no bot {bot_id}")
+    return bot
+
+
+def get_bots(ids: list[int]) -> list[Bot]:
+    """The bots a body names, in its order (a 404 for the first missing one)."""
+    bots = []
+    for b in ids:
+        if not 1 <= b <= MAX_ID:
+            raise ApiError(404, "not_found", f"no bot {b}")
+        bots.append(get_bot(b))
+    return bots
+
+
+def is_owner(bot: Bot) -> bool:
+    """Whether the request's bearer token owns ``bot`` (or is the operator's)."""
+    token = bearer_token()
+    return token is not None and (token_matches(token, bot.token_hash) or is_admin(token))
+
+
+def require_owner(bot: Bot) -> None:
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "unauthorized", "send the bot's owner token: "
+                       "Authorization: Bearer <token>")
+    if not (token_matches(token, bot.token_hash) or is_admin(token)):
+        raise ApiError(403, "forbidden", "this token does not own this bot")
+
+
+def require_admin() -> None:
+    if not current_app.config["ADMIN_TOKEN"]:
+        raise ApiError(403, "admin_disabled", "the admin API is disabled (no ADMIN_TOKEN)")
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "unauthorized", "send the admin token: Authorization: Bearer <token>")
+    if not is_admin(token):
+        raise ApiError(403, "forbidden", "wrong admin token")
+
+
+def provisional(games: int) -> bool:
+    """Whether a rating of ``games`` games is still provisional (marked on every list)."""
+    return games < int(current_app.config["ELO_PROVISIONAL_GAMES"])
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+
+def csrf_token() -> str:
+    token = cookie_session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(24)
+        cookie_session["csrf"] = token
+    return token
+
+
+def csrf_ok() -> bool:
+    sent = request.form.get("csrf_token", "")
+    want = cookie_session.get("csrf")
+    return isinstance(want, str) and bool(sent) and hmac.compare_digest(sent, want)
+
+
+def page_not_found(what: str) -> tuple[str, int]:
+    return render_template("404.html", what=what), 404
+
+
+def arg_int(name: str) -> int | None:
+    """A small whole number from the query string of a page, or None (pages do not answer
+    400 to a mistyped link; they show the default)."""
+    raw = request.args.get(name, "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else None
+
+
+def security_headers(resp: Response) -> Response:
+    resp.headers.setdefault("Content-Security-Policy", CSP)
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    resp.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+    return resp
+
+
+def template_globals() -> dict[str, Any]:
+    return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
+            "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"])}
+
+
+def card_filter(text: str) -> str:
+    """``"TD"`` -> ``"10♦"`` (display text; the template escapes it)."""
+    rank, suit = text[:-1], text[-1]
+    return ("10" if rank == "T" else rank) + {"D": "♦", "C": "♣", "H": "♥", "S": "♠"}.get(
+        suit, suit)
+
+
+def ago_filter(value: Any) -> str:
+    if value is None:
+        return ""
+    s = (utcnow() - value).total_seconds()
+    if s < 60:
+        return "just now"
+    if s < 3600:
+        return f"{int(s // 60)} min ago"
+    if s < 86400:
+        return f"{int(s // 3600)} h ago"
+    return str(value.strftime("%Y-%m-%d"))
+
+
+def init_app(app: Flask) -> None:
+    """The parts every response and every template share, whichever feature made them."""
+    app.after_request(security_headers)
+    app.context_processor(template_globals)
+    app.add_template_filter(card_filter, "card")
+    app.add_template_filter(ago_filter, "ago")

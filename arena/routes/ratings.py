@@ -1,0 +1,149 @@
+"""Ratings: the leaderboard (page and JSON), the rating families, a bot's rating history.
+
+The leaderboard page takes ``?family=``, ``?page=`` and ``?q=`` (a case-insensitive name
+prefix; each row keeps its rank in the whole family) and draws the rating history of the
+top of the page; the JSON leaderboard is an offset list (:func:`plumbing.paginate`'s shape
+with the family added), a bot's history a keyset list (:mod:`arena.pagination`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from sqlalchemy import func, select
+from sqlalchemy.orm import contains_eager
+
+from referee import preset_names
+
+from ..charts import rating_chart
+from ..families import FAMILY_OF, family_of
+from ..limits import limited
+from ..models import Bot, Rating, RatingEvent, RatingFamily
+from ..pagination import keyset_args, keyset_page
+from ..ratings import rating_series
+from ..storage import session
+from .plumbing import arg_int, get_bot, iso, page_args, provisional
+
+bp = Blueprint("ratings", __name__)
+
+DEFAULT_FAMILY = "classic"
+CHART_BOTS = 8
+"""Lines on the leaderboard's chart (the top of the page shown)."""
+NAME_PREFIX_MAX = 64
+
+
+def rating_json(r: Rating) -> dict[str, Any]:
+    return {"family": r.family, "rating": round(r.rating, 2), "games": r.games,
+            "provisional": provisional(r.games)}
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+
+@bp.get("/leaderboard")
+@limited("pages")
+def leaderboard() -> str:
+    """One page of a family's leaderboard (``?page=``), optionally only the bots whose name
+    starts with ``?q=`` (case-insensitive), with each row's rank in the whole family."""
+    s = session()
+    cfg = current_app.config
+    family = request.args.get("family", DEFAULT_FAMILY)[:64]
+    q = request.args.get("q", "").strip()[:NAME_PREFIX_MAX]
+    page = max(1, arg_int("page") or 1)
+    size = int(cfg["LEADERBOARD_PAGE_SIZE"])
+    families = sorted(set(s.scalars(select(RatingFamily.name))) | {DEFAULT_FAMILY})
+    ranked = (select(Rating.bot_id, func.rank().over(
+        order_by=(Rating.rating.desc(), Rating.bot_id)).label("rank"))
+        .join(Rating.bot).where(Rating.family == family, Bot.deleted_at.is_(None)))
+    if q:
+        # The rank in the whole family is a window over the family (10,000 bots: a few
+        # milliseconds); the name filter applies to the ranked rows.
+        sub = ranked.add_columns(Bot.name).subquery()
+        hits = s.execute(select(sub.c.bot_id, sub.c.rank)
+                         .where(func.lower(sub.c.name).startswith(q.lower(), autoescape=True))
+                         .order_by(sub.c.rank).limit(size + 1).offset((page - 1) * size)).all()
+        ids = [b for b, _ in hits]
+        ranks = {b: int(r) for b, r in hits}
+        by_id = {r.bot_id: r for r in s.scalars(
+            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Rating.bot_id.in_(ids)))}
+        rows = [by_id[b] for b in ids if b in by_id]
+    else:
+        # ix_ratings_family_rating: one index range, however many bots.
+        rows = list(s.scalars(
+            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Bot.deleted_at.is_(None))
+            .order_by(Rating.rating.desc(), Rating.bot_id)
+            .limit(size + 1).offset((page - 1) * size)))
+        ranks = {r.bot_id: (page - 1) * size + i + 1 for i, r in enumerate(rows)}
+    more = len(rows) > size
+    rows = rows[:size]
+    top = rows[:CHART_BOTS]
+    hist = rating_series(s, family, {r.bot_id: r.games for r in top}, int(cfg["CHART_POINTS"]))
+    chart = rating_chart([(r.bot.name, hist.get(r.bot_id, []),
+                           url_for("bots.bot_page", bot_id=r.bot_id)) for r in top])
+    return render_template("leaderboard.html", family=family, families=families, rows=rows,
+                           ranks=ranks, chart=chart, q=q, page=page,
+                           next_page=page + 1 if more else None,
+                           prev_page=page - 1 if page > 1 else None)
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+@bp.get("/api/families")
+def list_families() -> Response:
+    s = session()
+    counts = {f.name: f.results for f in s.scalars(select(RatingFamily))}
+    presets: dict[str, list[str]] = {}
+    for name in preset_names():
+        presets.setdefault(family_of(name), []).append(name)
+    items = [{"family": f, "presets": p, "results": counts.get(f, 0)}
+             for f, p in sorted(presets.items())]
+    return jsonify({"items": items, "shared": FAMILY_OF})
+
+
+@bp.get("/api/ratings")
+@limited("pages")
+def leaderboard_json() -> Response:
+    family = request.args.get("family", DEFAULT_FAMILY)
+    stmt = (select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            .where(Rating.family == family, Bot.deleted_at.is_(None))
+            .order_by(Rating.rating.desc(), Rating.bot_id))
+    page, limit = page_args()
+    first_rank = (page - 1) * limit
+
+    rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
+    total = session().scalar(select(func.count()).select_from(Rating).join(Rating.bot).where(
+        Rating.family == family, Bot.deleted_at.is_(None))) or 0
+    items = [
+        {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
+                                             "status": r.bot.status},
+         **rating_json(r)}
+        for i, r in enumerate(rows)
+    ]
+    return jsonify({"family": family, "items": items, "page": page, "limit": limit,
+                    "total": total, "next_page": page + 1 if page * limit < total else None})
+
+
+@bp.get("/api/bots/<id:bot_id>/ratings")
+@limited("pages")
+def bot_rating_history(bot_id: int) -> Response:
+    bot = get_bot(bot_id, include_deleted=True)
+    key, limit = keyset_args("ratings")
+    stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
+    family = request.args.get("family")
+    if family is not None:
+        stmt = stmt.where(RatingEvent.family == family)
+    if key is not None:
+        stmt = stmt.where(RatingEvent.id > key)
+
+    def render(e: RatingEvent) -> dict[str, Any]:
+        return {"match_id": e.match_id, "family": e.family, "before": e.before,
+                "after": e.after, "delta": e.after - e.before, "games": e.games,
+                "provisional": provisional(e.games), "at": iso(e.created_at)}
+
+    rows = list(session().scalars(stmt.order_by(RatingEvent.id).limit(limit + 1)))
+    return jsonify(keyset_page("ratings", [render(e) for e in rows], rows, limit,
+                               lambda e: e.id))

@@ -1,0 +1,106 @@
+"""The site: the home page, and the operational probes.
+
+``/healthz``: the process answers (liveness).  ``/readyz``: the database and Redis answer
+(readiness); 503 naming the failing part otherwise (``"down"``; the reason is only logged).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from flask import Blueprint, Response, current_app, jsonify, render_template
+from sqlalchemy import func, select
+from sqlalchemy.orm import contains_eager
+
+from ..models import Bot, Match, Rating, RatingFamily
+from ..queue import get_queue
+from ..storage import get_db, session
+from ..tournaments.models import Tournament
+from .matches import seats_with_bots
+from .plumbing import app_object
+from .ratings import DEFAULT_FAMILY
+
+bp = Blueprint("site", __name__)
+log = logging.getLogger(__name__)
+
+
+class SiteCounts:
+    """The home page's counts of bots and tournaments, cached per process for
+    ``SITE_COUNTS_TTL_S`` (a small aggregate, not a scan per hit).  The count of finished
+    matches needs no cache: it is the sum of the per-family counters (``RatingFamily
+    .results``) that the finishing transaction increments."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at = -1e18
+        self._key = ""
+        self._value: tuple[int, int] = (0, 0)
+
+    def get(self, key: str, ttl_s: float) -> tuple[int, int]:
+        now = time.monotonic()
+        with self._lock:
+            if key == self._key and now - self._at < ttl_s:
+                return self._value
+        s = session()
+        bots = s.scalar(select(func.count()).select_from(Bot).where(Bot.deleted_at.is_(None)))
+        n_tournaments = s.scalar(select(func.count()).select_from(Tournament))
+        value = (int(bots or 0), int(n_tournaments or 0))
+        with self._lock:
+            self._key, self._at, self._value = key, now, value
+        return value
+
+
+SITE_COUNTS = SiteCounts()
+
+
+@bp.get("/")
+def home() -> str:
+    s = session()
+    cfg = current_app.config
+    bots, n_tournaments = SITE_COUNTS.get(str(cfg["DATABASE_URL"]),
+                                          float(cfg["SITE_COUNTS_TTL_S"]))
+    finished = s.scalar(select(func.coalesce(func.sum(RatingFamily.results), 0)))
+    live = s.scalars(select(Tournament).where(Tournament.state == "running")
+                     .order_by(Tournament.id.desc()).limit(5)).all()
+    recent_t = s.scalars(select(Tournament).where(Tournament.state == "finished")
+                         .order_by(Tournament.id.desc()).limit(5)).all()
+    top = s.scalars(select(Rating).join(Rating.bot).where(Rating.family == DEFAULT_FAMILY,
+                                                         Bot.deleted_at.is_(None))
+                    .options(contains_eager(Rating.bot))
+                    .order_by(Rating.rating.desc(), Rating.bot_id).limit(5)).all()
+    # ix_matches_state_finished_at: the newest six, read backwards from the index.
+    recent = s.scalars(select(Match).where(Match.state == "finished")
+                       .options(seats_with_bots())
+                       .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)).all()
+    return render_template("home.html", bots=bots, finished=int(finished or 0),
+                           n_tournaments=n_tournaments, live=live, recent_t=recent_t,
+                           top=top, recent=recent)
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    return jsonify({"status": "ok"})
+
+
+@bp.get("/readyz")
+def readyz() -> tuple[Response, int]:
+    # Public: it says which part is down, never why (error texts carry host names, users and
+    # driver versions); the reason goes to the log.
+    checks: dict[str, str] = {}
+    try:
+        get_db().ping()
+        checks["database"] = "ok"
+    except Exception:
+        log.exception("readiness: the database does not answer")
+        checks["database"] = "down"
+    try:
+        get_queue(app_object()).redis.ping()
+        checks["redis"] = "ok"
+    except Exception:
+        log.exception("readiness: Redis does not answer")
+        checks["redis"] = "down"
+    ok = all(v == "ok" for v in checks.values())
+    return jsonify({"status": "ok" if ok else "unavailable", "ready": ok,
+                    "checks": checks}), (200 if ok else 503)
