@@ -8,9 +8,10 @@ family         presets
 =============  =====================================================================
 ``classic``    standard, taiwan, pusoy-dos, poker-style, malta, steep: the same play
                with another suit order, tie-breaking, payout or a rare instant win.
-``hong-kong``  hong-kong, hong-kong-two-high, singapore: other sequence orders and the
-               winner leads the next deal (changes end-game play).
-``<preset>``   every other preset is its own family: bombs (lukang), same-type-only
+``hong-kong``  hong-kong, hong-kong-two-high: twos and aces placed otherwise in sequences
+               (hong-kong also lets the winner lead the next deal).
+``<preset>``   every other preset is its own family: no triples or flushes (singapore),
+               bombs (lukang), same-type-only
                five-card hands (bu-bu-gao-sheng), strict passes (indonesia), last-card
                duty (house-003), playing to the end (hawaii-penning), three players with
                a stock (three-player-stock).
@@ -33,7 +34,6 @@ FAMILY_OF: dict[str, str] = {
     "steep": "classic",
     "hong-kong": "hong-kong",
     "hong-kong-two-high": "hong-kong",
-    "singapore": "hong-kong",
 }
 """Preset name -> family, for presets that share a family; others are their own family."""
 

@@ -17,8 +17,8 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from sqlalchemy import Select, select
 from sqlalchemy.orm import joinedload, selectinload
 
-from referee import log as referee_log
-from referee.match import Limits
+from referee.runner import log as referee_log
+from referee.runner.match import Limits
 
 from .. import idempotency
 from ..errors import (

@@ -125,7 +125,8 @@ def test_families() -> None:
     from arena.families import family_of
 
     assert family_of("standard") == family_of("taiwan") == family_of("big-two") == "classic"
-    assert family_of("hong-kong") == family_of("singapore") == "hong-kong"
+    assert family_of("hong-kong") == family_of("hong-kong-two-high") == "hong-kong"
+    assert family_of("singapore") == "singapore"  # no triples or flushes: other play
     assert family_of("lukang") == "lukang"
     assert family_of("three-player-stock") == "three-player-stock"
     from referee import find_ruleset
