@@ -193,39 +193,6 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
     return out
 
 
-def five_card_leads(h: int, t: Tables) -> list[int]:
-    """All five-card plays of ``h``, without keys: the leading case for a fresh hand."""
-    if not t.any_five or h.bit_count() < 5:
-        return []
-    if not t.seq_all or t.sf_split:
-        return [m for _, m in five_card_keyed(h, t)]
-    suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
-    out: list[int] = []
-    for _, _, tbs, tb_cards, others in t.windows_in[a | b | c | d]:
-        first, second = _other_ranks(h, others)
-        out += [x | y | z for x, _ in tb_cards[(h >> tbs) & 15] for y in first for z in second]
-    long_suits = _long_suits(suits)
-    if long_suits and t.lv_flush >= 0:
-        for s, p, k in long_suits:
-            if k > 5:
-                out += [f << s for f in _flush_patterns(t, p, k)]
-            elif p not in t.suited_window_of:
-                out.append(p << s)
-    cnt = a + b + c + d
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
-    if ge3:
-        if t.lv_full >= 0:
-            for _, trs, prs in _full_houses(h, t, ge3):
-                out += [x | y for x in trs for y in prs]
-        ge4 = (cnt >> 2) & ONES
-        if ge4 and t.lv_quads >= 0:
-            for _, plays in _quads(h, t, ge4):
-                out += plays
-    if t.extra_five_levels:
-        out += [m for _, m in _extras(h, t, cnt)]
-    return out
-
-
 def five_card_keyed(h: int, t: Tables) -> Keyed:
     """All five-card plays of ``h`` as ``(key, mask)``, sorted by key.
 
@@ -385,7 +352,8 @@ def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
 
 def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
     """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
-    if t.bomb_floor >= 0:  # see bombs
+    if t.bomb_floor >= 0:
+        # The bomb types are the top levels: their plays end the key-sorted list.
         i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
         return [(k, m) for k, m in keyed[i:] if m & h == m] if i < len(keyed) else []
     lv = t.bomb_levels
@@ -394,12 +362,7 @@ def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
 
 def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
     """Plays from ``keyed`` in hand ``h`` whose type may bomb a smaller play."""
-    if t.bomb_floor >= 0:
-        # The bomb types are the top levels: their plays end the key-sorted list.
-        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
-        return [m for _, m in keyed[i:] if m & h == m] if i < len(keyed) else []
-    lv = t.bomb_levels
-    return [m for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
+    return [m for _, m in keyed_bombs(keyed, h, t)]
 
 
 # --- other sizes ------------------------------------------------------------------------------
@@ -573,8 +536,8 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
     if t.two_pair_fours:
         out += _two_pairs(h, t, rank_counts(h), -1)
     if fives is None:
-        out += five_card_leads(h, t)
-    elif fives:
+        fives = five_card_keyed(h, t)
+    if fives:  # in key order, whether or not the list is a deal's per-seat index
         out += [m for _, m in fives if m & h == m]
     if t.rare_leads:
         if t.dragon_play and h.bit_count() >= 13:
