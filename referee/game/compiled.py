@@ -18,22 +18,14 @@ from __future__ import annotations
 from functools import cache
 from itertools import combinations
 
+from .bits import ONES, TWO_OF_SPADES, TWO_RANK_BIT, TWOS
 from .rules import (
     FinalRestriction,
-    FiveCompare,
     FiveKind,
     FlushCompare,
     FourCard,
     RuleSet,
 )
-
-ONES = int("1" * 13, 16)
-"""Bit 4r set for every rank r: the rank pattern of the whole pack."""
-M1 = int("5" * 13, 16)
-M2 = int("3" * 13, 16)
-TWOS = 15 << 48
-"""The four twos."""
-TWO_OF_SPADES = 1 << 51
 
 TYPE_SHIFT = 60
 """Five-card keys are ``type_level << TYPE_SHIFT | inner``."""
@@ -44,7 +36,6 @@ KIND_PAIR_RUN = 100
 """Kind code base of a run of pairs used to chop a two (``chop``): base + number of pairs."""
 KIND_RUN = 200
 """Kind code base of a sequence of another length (``straight_lengths``): base + length."""
-TWO_RANK_BIT = 1 << 48
 
 
 Factor = tuple[int, int, list[tuple[int, ...]]]
@@ -96,12 +87,6 @@ def _complete_windows(patterns: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
             sub = (sub - 1) & others
     shared: dict[tuple[int, ...], tuple[int, ...]] = {}
     return {p: shared.setdefault(tuple(ix), tuple(ix)) for p, ix in found.items()}
-
-
-def rank_counts(hand: int) -> int:
-    """Per-nibble popcount: nibble r of the result is how many cards of rank r the hand has."""
-    x = hand - ((hand >> 1) & M1)
-    return (x & M2) + ((x >> 2) & M2)
 
 
 class Tables:
@@ -463,13 +448,7 @@ def _tables_by_rules(rules: RuleSet, twos_low: bool) -> Tables:
 
 
 __all__ = [
-    "ONES",
-    "TWOS",
-    "TWO_OF_SPADES",
     "TYPE_SHIFT",
-    "FiveCompare",
-    "FourCard",
     "Tables",
-    "rank_counts",
     "tables_for",
 ]

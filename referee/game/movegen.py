@@ -18,16 +18,25 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence, Set
 from itertools import combinations
 
+from .bits import (
+    ONES,
+    card_bits,
+    lowest_suit,
+    rank_counts,
+    rank_indices,
+    ranks_held,
+    ranks_paired,
+    ranks_quadrupled,
+    ranks_tripled,
+)
 from .compiled import (
     KIND_PAIR_RUN,
     KIND_RUN,
     KIND_SF_PLUS_TWO,
-    ONES,
     TYPE_SHIFT,
     OtherRanks,
     Tables,
     WindowRecord,
-    rank_counts,
 )
 from .rules import FiveCompare, FourCard
 
@@ -36,25 +45,6 @@ Keyed = list[tuple[int, int]]
 
 _TOP = 1 << 256
 _NO_PATTERNS: frozenset[int] = frozenset()
-
-
-def _bits(m: int) -> list[int]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(low)
-        m ^= low
-    return out
-
-
-def _ranks(g: int) -> list[int]:
-    """Ranks whose indicator bit (bit 4r) is set in ``g``."""
-    out = []
-    while g:
-        low = g & -g
-        out.append(low.bit_length() >> 2)
-        g ^= low
-    return out
 
 
 # --- five-card structures (each returns disjoint groups of plays) ---------------------------
@@ -163,25 +153,25 @@ def single_cards(m: int, t: Tables) -> list[int]:
 def _extras(h: int, t: Tables, cnt: int) -> Keyed:
     """Keyed two-pair, sisters and three-of-a-kind hands (rare house rules)."""
     out: Keyed = []
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+    ge2 = ranks_paired(cnt)
+    ge3 = ranks_tripled(cnt)
     for lv, consecutive in ((t.lv_twopair, False), (t.lv_sisters, True)):
         if lv < 0:
             continue
         base = lv << TYPE_SHIFT
-        prk = sorted(_ranks(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
+        prk = sorted(rank_indices(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
         for i, lo in enumerate(prk):
             for hi in prk[i + 1 :]:
                 if consecutive and t.rv[hi] != t.rv[lo] + 1:
                     continue
-                junk = _bits(h & ~(15 << (lo << 2)) & ~(15 << (hi << 2)))
+                junk = card_bits(h & ~(15 << (lo << 2)) & ~(15 << (hi << 2)))
                 for ph, kh in t.pairs[hi << 4 | (h >> (hi << 2)) & 15]:
                     for pl in t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]:
                         out += [(base | kh, ph | pl | j) for j in junk]
     if t.lv_triplejunk >= 0:
         base = t.lv_triplejunk << TYPE_SHIFT
-        for r in _ranks(ge3):
-            others = _bits(h & ~(15 << (r << 2)))
+        for r in rank_indices(ge3):
+            others = card_bits(h & ~(15 << (r << 2)))
             pairs_of_junk = [
                 a | b
                 for i, a in enumerate(others)
@@ -212,7 +202,7 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     if long_suits and t.lv_flush >= 0:
         _keyed_flushes(t, long_suits, out)
     cnt = a + b + c + d
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+    ge3 = ranks_tripled(cnt)
     if ge3:
         shift = TYPE_SHIFT
         rv = t.rv
@@ -221,7 +211,7 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
             for r, trs, prs in _full_houses(h, t, ge3):
                 key = base | rv[r]
                 out += [(key, x | y) for x in trs for y in prs]
-        ge4 = (cnt >> 2) & ONES
+        ge4 = ranks_quadrupled(cnt)
         if ge4 and t.lv_quads >= 0:
             base = t.lv_quads << shift
             for r, plays in _quads(h, t, ge4):
@@ -278,7 +268,7 @@ def _keyed_split_sequences(
         for w in wins:
             plays = _window_plays(h, w)
             if w[0] in suited:
-                plays = [m for m in plays if m & sm[(m & -m).bit_length() - 1 & 3] != m]
+                plays = [m for m in plays if m & sm[lowest_suit(m)] != m]
             out += [(t.lv_straight << TYPE_SHIFT | t.straight_inner(m, w[0]), m) for m in plays]
     shift = TYPE_SHIFT
     for s, p, _ in long_suits:
@@ -302,7 +292,7 @@ def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
     lv_s = t.lv_straight
     ss_lv = t.same_suit_level[pattern]
     for m in plays:
-        s = (m & -m).bit_length() - 1 & 3
+        s = lowest_suit(m)
         if m & sm[s] == m:
             if ss_lv < 0:
                 continue
@@ -371,7 +361,7 @@ def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
 def dragon_plays(h: int, t: Tables, kmin: int = -1) -> list[int]:
     """Thirteen-card sequences 3..2 (``dragon_play``); key = suit rank of the two."""
     cnt = rank_counts(h)
-    if (cnt | cnt >> 1 | cnt >> 2) & ONES != ONES:
+    if ranks_held(cnt) != ONES:
         return []
     plays = [0]
     for r in range(13):
@@ -390,7 +380,7 @@ def dragon_key(m: int, t: Tables) -> int:
 
 def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     """Four-card plays: quads (key 64 + rank) and, if allowed, two pairs (key of high pair)."""
-    out = [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES) if 64 + t.rv[r] > kmin]
+    out = [15 << (r << 2) for r in rank_indices(ranks_quadrupled(cnt)) if 64 + t.rv[r] > kmin]
     if t.four_card is FourCard.QUADS_AND_TWO_PAIRS:
         out += _two_pairs(h, t, cnt, kmin)
     return out
@@ -399,7 +389,7 @@ def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
 def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     """Two pairs as a four-card play, keyed by the higher pair."""
     out = []
-    prk = sorted(_ranks(((cnt >> 1) | (cnt >> 2)) & ONES), key=t.rv.__getitem__)
+    prk = sorted(rank_indices(ranks_paired(cnt)), key=t.rv.__getitem__)
     for i, lo in enumerate(prk):
         low_pairs = t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]
         for hi in prk[i + 1 :]:
@@ -436,7 +426,7 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
             level = t.suited_window_of[pattern][1]
             sf = pattern << s
             key = level * 4 + (t.suit_rank[s] if ties else 0)
-            for a, b in combinations(_bits(h & ~sf), 2):
+            for a, b in combinations(card_bits(h & ~sf), 2):
                 m = sf | a | b
                 if out.get(m, -1) < key:
                     out[m] = key
@@ -458,8 +448,8 @@ def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
     """``(kind, key, mask)`` of runs of three or more consecutive pairs, threes to aces."""
     out: list[tuple[int, int, int]] = []
     cnt = rank_counts(h)
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    pairs_by_rank = {r: t.pairs[r << 4 | (h >> (r << 2)) & 15] for r in _ranks(ge2) if r < 12}
+    ge2 = ranks_paired(cnt)
+    pairs_by_rank = {r: t.pairs[r << 4 | (h >> (r << 2)) & 15] for r in rank_indices(ge2) if r < 12}
     for lo in range(12):
         runs: list[tuple[int, int]] = [(0, 0)]
         r = lo
@@ -477,7 +467,7 @@ def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
     of the top card)."""
     out = []
     cnt = rank_counts(h)
-    ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+    ge1 = ranks_held(cnt)
     sg = t.singles
     power = t.power
     for pattern, ranks in t.runs[n]:
@@ -507,7 +497,7 @@ def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
     if t.chop:
         if kind == 1 and key == t.max_power:
             cnt = rank_counts(h)
-            out += [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES)]
+            out += [15 << (r << 2) for r in rank_indices(ranks_quadrupled(cnt))]
             out += [m for _, _, m in pair_runs(h, t)]
         elif KIND_PAIR_RUN < kind < KIND_RUN:
             out += [m for k2, k, m in pair_runs(h, t) if k2 == kind and k > key]
@@ -567,7 +557,7 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
         out = []
         if t.triples_on:
             cnt = rank_counts(h)
-            for r in _ranks(((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES):
+            for r in rank_indices(ranks_tripled(cnt)):
                 if t.rv[r] > key:
                     out += t.triples[r << 4 | (h >> (r << 2)) & 15]
     elif kind == 4:

@@ -18,9 +18,18 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import NamedTuple
 
+from .bits import (
+    ONES,
+    TWOS,
+    card_bits,
+    has_four_of_a_kind,
+    rank_counts,
+    ranks_exactly_paired,
+    ranks_held,
+)
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify, kind_key_level
-from .compiled import ONES, TWOS, TYPE_SHIFT, Tables, rank_counts, tables_for
+from .compiled import TYPE_SHIFT, Tables, tables_for
 from .movegen import (
     Keyed,
     beating_plays,
@@ -280,7 +289,7 @@ class Deal:
             self.redeals += 1
         self.dealt = list(self.hands)
         self._fives = [None] * n
-        if rules.twos_low_after_bomb and any((rank_counts(h) >> 2) & ONES for h in self.hands):
+        if rules.twos_low_after_bomb and any(has_four_of_a_kind(h) for h in self.hands):
             self.t = tables_for(rules, twos_low=True)
         self.n_active = n - self.hands.count(0)
         self._start()
@@ -375,7 +384,7 @@ class Deal:
             return False
         for s, h in enumerate(self.hands):
             cnt = rank_counts(h)
-            ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+            ge1 = ranks_held(cnt)
             if InstantWin.FOUR_TWOS_DRAW in iw and h & TWOS == TWOS:
                 self._finish(Termination.DRAW, None, "all four twos: the deal is void")
                 return True
@@ -386,8 +395,7 @@ class Deal:
                 self._finish(Termination.INSTANT_WIN, s, "four twos")
                 return True
             if InstantWin.SIX_PAIRS in iw and h.bit_count() == 13:
-                ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-                exact2 = ge2 & ~((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+                exact2 = ranks_exactly_paired(cnt)
                 if exact2.bit_count() == 6 and ge1.bit_count() == 7:
                     if exact2 & 1:  # the pair of threes: 'dragun bla-bajd'
                         self._finish(Termination.INSTANT_LOSS, s, "six pairs with threes")
@@ -452,7 +460,7 @@ class Deal:
             if d.kind == "trade":
                 lowest = next(c for c in self.t.by_order if h >> c & 1)
                 return [1 << lowest, PASS]
-            return [sum(c) for c in combinations(_bit_list(h), d.number)]
+            return [sum(c) for c in combinations(card_bits(h), d.number)]
         # An out-of-turn bomb offer: bombs that beat the table, or decline.
         plays = beating_plays(h, self.t, self.table_kind, self.table_key, self._fives_of(seat, h))
         lv = self.t.bomb_levels
@@ -908,15 +916,6 @@ class Deal:
     # --- convenience --------------------------------------------------------------------
     def cards_left(self) -> list[int]:
         return [h.bit_count() for h in self.hands]
-
-
-def _bit_list(m: int) -> list[int]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(low)
-        m ^= low
-    return out
 
 
 _POINTS = ((8, 1), (9, 2), (10, 3), (11, 4), (12, 5))
