@@ -15,8 +15,11 @@ inner rank, see :func:`five_key`).
 
 from __future__ import annotations
 
-from functools import cache
+import threading
+from collections.abc import Callable
+from functools import cache, partial
 from itertools import combinations
+from typing import Generic, TypeVar
 
 from .bits import ONES, TWO_OF_SPADES, TWO_RANK_BIT, TWOS
 from .rules import (
@@ -26,6 +29,8 @@ from .rules import (
     FourCard,
     RuleSet,
 )
+
+T = TypeVar("T")
 
 TYPE_SHIFT = 60
 """Five-card keys are ``type_level << TYPE_SHIFT | inner``."""
@@ -426,29 +431,70 @@ class Tables:
         return n == 2 and self.forbid_pair_twos and move & TWOS == move
 
 
-def tables_for(rules: RuleSet, twos_low: bool = False) -> Tables:
-    """Compiled tables of a rule set (``twos_low``: the variant with twos lowest).
+class RuleSetMemo(Generic[T]):
+    """What ``build`` computes from a rule set, remembered for the ``maxsize`` rule sets used
+    most recently (equal rule sets share one value).
 
-    Equal rule sets share one :class:`Tables` (a cache keyed by the rule set); the instance
-    also remembers its tables, because hashing a frozen rule set with ~40 options costs more
-    than dealing a hand.
+    A value is found by the rule set's identity first: one dict look-up, because a deal is
+    created far more often than a rule set and hashing a frozen rule set of ~40 options costs
+    more than dealing a hand.  On a miss it is found by equality, else built; the oldest value
+    is dropped beyond ``maxsize``.  The rule set itself is never touched (it is frozen data that
+    callers hash, compare and share).  The identity index holds a reference to each rule set it
+    names, so an id is never reused while it is listed; it is emptied when it outgrows four
+    entries per value (many equal rule sets created one by one), and refills on use.
     """
-    slot = "_tables_low" if twos_low else "_tables"
-    try:
-        return rules.__dict__[slot]  # type: ignore[no-any-return]
-    except KeyError:
-        tables = _tables_by_rules(rules, twos_low)
-        object.__setattr__(rules, slot, tables)
-        return tables
+
+    def __init__(self, build: Callable[[RuleSet], T], maxsize: int) -> None:
+        self._build = build
+        self.maxsize = maxsize
+        self._by_value: dict[RuleSet, T] = {}  # oldest first
+        self._by_id: dict[int, tuple[RuleSet, T]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, rules: RuleSet) -> T:
+        hit = self._by_id.get(id(rules))
+        if hit is not None and hit[0] is rules:
+            return hit[1]
+        return self._miss(rules)
+
+    def _miss(self, rules: RuleSet) -> T:
+        with self._lock:
+            by_value = self._by_value
+            if rules in by_value:
+                value = by_value.pop(rules)  # re-inserted below as the newest
+            else:
+                value = self._build(rules)
+                if len(by_value) >= self.maxsize:
+                    oldest = by_value.pop(next(iter(by_value)))
+                    self._by_id = {k: e for k, e in self._by_id.items() if e[1] is not oldest}
+            by_value[rules] = value
+            if len(self._by_id) >= 4 * self.maxsize:
+                self._by_id = {}
+            self._by_id[id(rules)] = (rules, value)
+            return value
+
+    def __len__(self) -> int:
+        return len(self._by_value)
 
 
-@cache
-def _tables_by_rules(rules: RuleSet, twos_low: bool) -> Tables:
-    return Tables(rules, twos_low)
+MAX_COMPILED_RULE_SETS = 32
+"""How many rule sets keep their compiled tables (about 2 MiB each): more than the presets,
+so a ladder that plays every preset compiles each once."""
+
+_TABLES = RuleSetMemo(Tables, MAX_COMPILED_RULE_SETS)
+_TABLES_TWOS_LOW = RuleSetMemo(partial(Tables, twos_low=True), MAX_COMPILED_RULE_SETS)
+
+
+def tables_for(rules: RuleSet, twos_low: bool = False) -> Tables:
+    """Compiled tables of a rule set (``twos_low``: the variant with twos lowest), shared by
+    equal rule sets; see :class:`RuleSetMemo` for how long they are kept."""
+    return _TABLES_TWOS_LOW(rules) if twos_low else _TABLES(rules)
 
 
 __all__ = [
+    "MAX_COMPILED_RULE_SETS",
     "TYPE_SHIFT",
+    "RuleSetMemo",
     "Tables",
     "tables_for",
 ]

@@ -29,7 +29,7 @@ from .bits import (
 )
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify, kind_key_level
-from .compiled import TYPE_SHIFT, Tables, tables_for
+from .compiled import MAX_COMPILED_RULE_SETS, TYPE_SHIFT, RuleSetMemo, Tables, tables_for
 from .movegen import (
     Keyed,
     beating_plays,
@@ -68,49 +68,85 @@ MAX_REDEALS = 1000
 """Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
 
 
-class _Setup(NamedTuple):
-    """What every deal of one rule set starts from (see :func:`_setup_for`)."""
+@dataclass(frozen=True, slots=True)
+class TurnFlow:
+    """What a rule set makes of a pass and a play, worked out once per rule set (from ~40
+    options, which would cost more than a deal's other bookkeeping): the deal reads these
+    flags turn after turn, and each names the stage of :meth:`Deal.push` it selects."""
 
-    flags: tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]
-    """strict pass rule, pass ends the trick, draws on a pass, turn duties, plain passes,
-    plain answers to singles, out-of-turn bomb offers, exchanges before play, bombs that take
-    the trick: the ``Deal`` fields of those names."""
+    strict_pass: bool
+    """``pass_rule=trick``: a seat that passes is shut out until the trick ends."""
+    pass_ends_trick: bool
+    """``pass_rule=ends-trick``: one pass ends the trick."""
+    pass_draws: bool
+    """A pass draws from the stock (``pass_draw``)."""
+    turn_duties: bool
+    """Some turns carry a duty or a ban (last-card duty, forbidden last plays, the
+    triple-threes force, following the President): see :meth:`Deal._turn_duties`."""
+    plain_singles: bool
+    """The answers to a single are just the higher singles (no bombs, chops or seven-card
+    plays on a single)."""
+    bomb_offers: bool
+    """Seats may bomb out of turn (``bombs_out_of_turn``)."""
+    exchanges: bool
+    """Cards are exchanged or traded before play."""
+    bomb_takes_trick: bool
+    """A bomb on a play of another size ends the trick (``bomb_takes_trick``)."""
     after: dict[int, tuple[int, ...]]
     """Per direction step (1 or -1): the seat after each seat."""
 
 
-def _setup_for(rules: RuleSet) -> _Setup:
-    """The rule set's :class:`_Setup`, remembered on the rule set (like its tables): working
-    the flags out from ~40 options costs more than a deal's other bookkeeping."""
-    try:
-        return rules.__dict__["_deal_setup"]  # type: ignore[no-any-return]
-    except KeyError:
-        pass
+def _turn_flow(rules: RuleSet) -> TurnFlow:
     strict = rules.pass_rule is PassRule.TRICK
     ends_trick = rules.pass_rule is PassRule.ENDS_TRICK
     draws = rules.pass_draw is not PassDraw.NONE
-    turn_rules = (
-        rules.last_card_duty is not LastCardDuty.NONE
-        or bool(rules.forbidden_final)
-        or rules.triple_threes_force
-        or rules.follow_president
-    )
-    flags = (
-        strict,
-        ends_trick,
-        draws,
-        turn_rules,
-        not (strict or ends_trick or draws),
-        tables_for(rules).plain_singles,
-        rules.bombs_out_of_turn,
-        rules.exchange is not Exchange.NONE or rules.spare_trade,
-        rules.bomb_takes_trick,
-    )
     n = rules.players
-    after = {step: tuple((s + step) % n for s in range(n)) for step in (1, -1)}
-    setup = _Setup(flags, after)
-    object.__setattr__(rules, "_deal_setup", setup)
-    return setup
+    return TurnFlow(
+        strict_pass=strict,
+        pass_ends_trick=ends_trick,
+        pass_draws=draws,
+        turn_duties=(
+            rules.last_card_duty is not LastCardDuty.NONE
+            or bool(rules.forbidden_final)
+            or rules.triple_threes_force
+            or rules.follow_president
+        ),
+        plain_singles=tables_for(rules).plain_singles,
+        bomb_offers=rules.bombs_out_of_turn,
+        exchanges=rules.exchange is not Exchange.NONE or rules.spare_trade,
+        bomb_takes_trick=rules.bomb_takes_trick,
+        after={step: tuple((s + step) % n for s in range(n)) for step in (1, -1)},
+    )
+
+
+turn_flow_for = RuleSetMemo(_turn_flow, MAX_COMPILED_RULE_SETS)
+"""The :class:`TurnFlow` of a rule set (remembered like its tables)."""
+
+
+def following_holders(turn: tuple[int, ...], hands: list[int]) -> list[int]:
+    """Per seat, the next seat in turn order (``turn``: the seat after each seat) that holds
+    cards; a seat's own number when no other seat does."""
+    out = []
+    for seat in range(len(turn)):
+        s = turn[seat]
+        while not hands[s] and s != seat:
+            s = turn[s]
+        out.append(s)
+    return out
+
+
+def next_in_turn(following: list[int], locked: int, seat: int) -> int:
+    """The next seat after ``seat`` that holds cards (``following``, see
+    :func:`following_holders`) and is not shut out (bit per seat in ``locked``); ``seat``
+    itself when there is none."""
+    s = following[seat]
+    for _ in range(len(following)):
+        if not locked >> s & 1:
+            return s
+        if s == seat:
+            break
+        s = following[s]
+    return seat
 
 
 @dataclass(frozen=True)
@@ -156,6 +192,8 @@ class Deal:
 
     rules: RuleSet
     t: Tables
+    flow: TurnFlow
+    """What the rule set makes of a pass and a play."""
     rng: random.Random
     context: DealContext
     hands: list[int]
@@ -194,20 +232,11 @@ class Deal:
     redeals: int = 0
     n_active: int = 0
     """Seats still holding cards."""
-    _strict: bool = False
-    _ends_trick: bool = False
-    _draws: bool = False
-    _turn_rules: bool = False
-    _plain_pass: bool = False
-    """A pass only passes: no draw, no trick-ending or strict pass rule."""
-    _plain_singles: bool = False
-    _bomb_offers: bool = False
-    _exchanges: bool = False
-    """The rule set exchanges or trades cards before play."""
-    _bomb_wins: bool = False
-    """A bomb on a play of another size ends the trick (``bomb_takes_trick``)."""
-    _after: tuple[int, ...] = ()
-    """The seat after each seat in turn order (whether or not it still holds cards)."""
+    _turn: tuple[int, ...] = ()
+    """The seat after each seat in turn order (whether or not it holds cards)."""
+    _following: list[int] = field(default_factory=list)
+    """The next seat after each seat that holds cards (:func:`following_holders`), updated
+    when a seat plays out; with nobody shut out, it is who moves next."""
     phase: int = 0
     """0: play; 1: a decision before play (``decisions``); 2: an out-of-turn bomb offer
     (``interrupts``)."""
@@ -240,23 +269,12 @@ class Deal:
             rng = random.Random(rng)
         ctx = context or _FIRST_DEAL
         t = tables_for(rules)
-        setup = _setup_for(rules)
+        flow = turn_flow_for(rules)
         step = -1 if rules.direction is Direction.CLOCKWISE else 1
         if rules.direction is Direction.ALTERNATE and ctx.index % 2 == 1:
             step = -1
-        d = cls(rules, t, rng, ctx, [], [], step, 0)
-        (
-            d._strict,
-            d._ends_trick,
-            d._draws,
-            d._turn_rules,
-            d._plain_pass,
-            d._plain_singles,
-            d._bomb_offers,
-            d._exchanges,
-            d._bomb_wins,
-        ) = setup.flags
-        d._after = setup.after[step]
+        d = cls(rules, t, flow, rng, ctx, [], [], step, 0)
+        d._turn = flow.after[step]
         d._deal()
         return d
 
@@ -292,6 +310,7 @@ class Deal:
         if rules.twos_low_after_bomb and any(has_four_of_a_kind(h) for h in self.hands):
             self.t = tables_for(rules, twos_low=True)
         self.n_active = n - self.hands.count(0)
+        self._following = following_holders(self._turn, self.hands)
         self._start()
 
     def _place_leftover(self, rest: list[int]) -> None:
@@ -337,7 +356,7 @@ class Deal:
     def _start(self) -> None:
         if self.rules.instant_wins and self._instant_end():
             return
-        if self._exchanges:
+        if self.flow.exchanges:
             self._plan_exchanges()
         if self.decisions:
             self.phase = 1
@@ -506,13 +525,13 @@ class Deal:
         if self.outcome is not None or not self.table_kind:
             return
         normal = self.to_move
-        n = len(self.hands)
+        turn = self._turn
         t = self.t
         table = None  # the Play on the table, built once a seat holds a bomb
         offers = []
         s = player
-        for _ in range(n - 1):
-            s = (s + self.step) % n
+        for _ in range(len(self.hands) - 1):  # every other seat, in turn order
+            s = turn[s]
             if s in (normal, player) or not self.hands[s] or self.locked >> s & 1:
                 continue
             h = self.hands[s]
@@ -547,6 +566,7 @@ class Deal:
         """Team tie: everyone gets five fresh cards; the lowest card opens (000 wiki)."""
         deck = shuffled_bits(self.rng, _DECK)
         self.hands = [sum(deck[5 * s : 5 * s + 5]) for s in range(4)]
+        self._following = following_holders(self._turn, self.hands)
         self.shootouts.append(list(self.hands))
         self._fives = [None] * 4
         self.n_active = 4
@@ -582,13 +602,7 @@ class Deal:
 
     def next_seat(self, seat: int) -> int:
         """The next seat in turn order that still holds cards and is not shut out."""
-        hands, locked, after = self.hands, self.locked, self._after
-        s = seat
-        for _ in range(len(hands)):
-            s = after[s]
-            if hands[s] and not locked >> s & 1:
-                return s
-        return seat
+        return next_in_turn(self._following, self.locked, seat)
 
     def legal_moves(self) -> list[int]:
         """Every legal move for the seat to move (``PASS`` included where allowed)."""
@@ -599,12 +613,10 @@ class Deal:
         seat = self.to_move
         h = self.hands[seat]
         kind = self.table_kind
-        if kind == 1 and self._plain_singles:
-            # The commonest turn: answering a single (what beating_plays does, inlined).
-            m = h & self.t.above[self.table_key]
-            if not m:
-                return [PASS]  # no duty applies to a seat with nothing to play
-            plays = single_cards(m, self.t) if m & (m - 1) else [m]
+        if kind == 1 and self.flow.plain_singles:
+            # The commonest turn: answering a single, when the answers are only the higher
+            # singles (beating_plays, without its dispatch on the table's kind).
+            plays = single_cards(h & self.t.above[self.table_key], self.t)
             may_pass = True
         elif not kind:
             plays = leading_plays(h, self.t, self._fives_of(seat, h))
@@ -618,7 +630,7 @@ class Deal:
             fives = self._fives_of(seat, h) if kind == 5 or kind in t.bomb_targets else None
             plays = beating_plays(h, t, kind, self.table_key, fives)
             may_pass = True
-        if self._turn_rules:
+        if self.flow.turn_duties:
             plays, may_pass = self._turn_duties(seat, h, plays, may_pass)
         if may_pass or not plays:
             plays.append(PASS)
@@ -672,13 +684,7 @@ class Deal:
 
     def next_seat_any(self, seat: int) -> int:
         """Next seat still holding cards, ignoring the strict-pass lock (for duties)."""
-        n = self.rules.players
-        s = seat
-        for _ in range(n):
-            s = (s + self.step) % n
-            if self.hands[s]:
-                return s
-        return seat
+        return self._following[seat]
 
     def _highest_card(self, h: int) -> int:
         order = self.t.order
@@ -751,19 +757,7 @@ class Deal:
         if self.phase and self._push_special(seat, move):
             return
         if not move:
-            if self._plain_pass and self.table_kind and seat != self.table_seat:
-                # The commonest pass, inline: an answer declined under no special pass rule
-                # (_pass handles every case; this is its plain branch, kept here because a
-                # deal is mostly passes).
-                self.log.append((seat, PASS, 0))
-                self.need -= 1
-                if self.need <= 0:
-                    self._end_trick()
-                    return
-                nxt = self._after[seat]
-                self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
-            else:
-                self._pass(seat)
+            self._pass(seat)
             return
         hands = self.hands
         h = hands[seat] ^ move
@@ -784,17 +778,17 @@ class Deal:
         self.lead_passes = 0
         if not h and self._out(seat, move):
             return
-        if self._bomb_wins and self.table_kind == 5 and answered not in (0, 5):
+        flow = self.flow
+        if flow.bomb_takes_trick and self.table_kind == 5 and answered not in (0, 5):
             # 001:41 an honour hand dropped on a smaller play 'takes the round outright'
             self._end_trick()
             return
-        if self._strict:
+        if flow.strict_pass:
             self._after_strict_play(seat, h)
             return
         self.need = self.n_active - 1 if h else self.n_active
-        nxt = self._after[seat]
-        self.to_move = nxt if hands[nxt] else self.next_seat(seat)
-        if self._bomb_offers:
+        self.to_move = self._following[seat]
+        if flow.bomb_offers:
             self._offer_bombs(seat)
 
     def _classified(self, seat: int, move: int) -> tuple[int, int, int]:
@@ -816,6 +810,11 @@ class Deal:
         hands = self.hands
         self.n_active -= 1
         self.finished.append(seat)
+        following = self._following
+        successor = following[seat]
+        for s, nxt in enumerate(following):
+            if nxt == seat:
+                following[s] = successor
         if self.rules.play_to_end and self.n_active > 1:
             return False
         self.finished += [s for s in range(len(hands)) if hands[s]]
@@ -829,7 +828,7 @@ class Deal:
     def _after_strict_play(self, seat: int, h: int) -> None:
         """Who moves after a play under the strict pass rule (seats that passed are out of
         the trick)."""
-        hands, locked = self.hands, self.locked
+        locked = self.locked
         # The seats still in the trick besides the player: every shut-out seat holds cards
         # (it passed on its turn and has not played since).
         others = self.n_active - (1 if h else 0) - locked.bit_count()
@@ -841,14 +840,14 @@ class Deal:
                 self._end_trick()
             return
         self.need = others
-        nxt = self._after[seat]
-        self.to_move = nxt if hands[nxt] and not locked >> nxt & 1 else self.next_seat(seat)
-        if self._bomb_offers:
+        self.to_move = next_in_turn(self._following, locked, seat)
+        if self.flow.bomb_offers:
             self._offer_bombs(seat)
 
     def _pass(self, seat: int) -> None:
-        """A pass, whatever the table and the pass rules (push inlines the plain case)."""
-        drew = self._draw(seat) if self._draws else 0
+        """A pass, whatever the table and the pass rules."""
+        flow = self.flow
+        drew = self._draw(seat) if flow.pass_draws else 0
         self.log.append((seat, PASS, drew))
         if not self.table_kind:
             # A leader with no allowed lead gives the lead to the next seat.
@@ -858,10 +857,10 @@ class Deal:
                 return
             self.to_move = self.next_seat(seat)
             return
-        if self._ends_trick or seat == self.table_seat:
+        if flow.pass_ends_trick or seat == self.table_seat:
             self._end_trick()
             return
-        if self._strict:
+        if flow.strict_pass:
             self.locked |= 1 << seat
             nxt = self.next_seat(seat)
             if nxt == seat or self.locked >> nxt & 1:
@@ -873,8 +872,7 @@ class Deal:
         if self.need <= 0:
             self._end_trick()
             return
-        nxt = self._after[seat]
-        self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
+        self.to_move = self._following[seat]
 
     def _draw(self, seat: int) -> int:
         pd = self.rules.pass_draw
