@@ -20,7 +20,7 @@ from .bits import (
     top_rank,
 )
 from .cards import mask_text
-from .compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO, TYPE_SHIFT, Tables
+from .compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO, Tables, five_key, five_level
 from .movegen import dragon_key, sf_plus_two_key
 from .rules import FiveCompare, FourCard
 
@@ -91,13 +91,12 @@ def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
             hi, _lo = _two_ranks(ge1, t)
             return 4, _pair_key(mask & (15 << (hi << 2)), hi, t), -1
     if n == 5:
-        found = _five(mask, t, cnt, ge1, distinct)
-        if found is None:
+        key = _five(mask, t, cnt, ge1, distinct)
+        if key < 0:
             return None
-        level, inner = found
         if t.five_compare is FiveCompare.HIGHEST_CARD:
-            return 5, t.top_power(mask), level
-        return 5, level << TYPE_SHIFT | inner, level
+            return 5, t.top_power(mask), five_level(key)
+        return 5, key, five_level(key)
     if n == 13 and t.dragon_play and distinct == 13:
         return 13, dragon_key(mask, t), -1
     rare = _rare(mask, n, t, cnt, ge1, distinct)
@@ -139,42 +138,34 @@ def _pair_key(pair: int, r: int, t: Tables) -> int:
     raise AssertionError("not a pair")
 
 
-def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int, int] | None:
-    """``(type level, inner key)`` of a five-card hand, or None."""
+def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> int:
+    """The key (:func:`~referee.game.compiled.five_key`) of a five-card hand, or -1."""
     if distinct == 5:
         s = lowest_suit(mask)
         suited = mask & t.suit_masks[s] == mask
         if suited and ge1 in t.suited_window_of:
-            lv = t.same_suit_level[ge1]
-            if lv < 0:
-                return None
-            if t.same_suit_is_flush[ge1]:
-                return lv, t.flush_inner(ge1, s)
-            return lv, t.suited_inner(ge1, s)
-        seq = not suited and ge1 in t.window_of
-        if seq:
-            return (t.lv_straight, t.straight_inner(mask, ge1)) if t.lv_straight >= 0 else None
+            return t.same_suit_key(ge1, s)
+        if not suited and ge1 in t.window_of:
+            return t.straight_key(mask, ge1) if t.lv_straight >= 0 else -1
         if suited:
-            return (t.lv_flush, t.flush_inner(ge1, s)) if t.lv_flush >= 0 else None
-        return None
+            return t.flush_key(ge1, s) if t.lv_flush >= 0 else -1
+        return -1
     ge2 = ranks_paired(cnt)
     ge3 = ranks_tripled(cnt)
     ge4 = ranks_quadrupled(cnt)
     if ge4:
-        return (t.lv_quads, t.rv[top_rank(ge4)]) if t.lv_quads >= 0 else None
+        return five_key(t.lv_quads, t.rv[top_rank(ge4)]) if t.lv_quads >= 0 else -1
     if ge3:
-        r3 = t.rv[top_rank(ge3)]
-        if distinct == 2:
-            return (t.lv_full, r3) if t.lv_full >= 0 else None
-        return (t.lv_triplejunk, r3) if t.lv_triplejunk >= 0 else None
+        level = t.lv_full if distinct == 2 else t.lv_triplejunk
+        return five_key(level, t.rv[top_rank(ge3)]) if level >= 0 else -1
     if distinct == 3 and ge2.bit_count() == 2:
         hi, lo = _two_ranks(ge2, t)
         key = _pair_key(mask & (15 << (hi << 2)), hi, t)
         if t.lv_sisters >= 0 and t.rv[hi] == t.rv[lo] + 1:
-            return t.lv_sisters, key
+            return five_key(t.lv_sisters, key)
         if t.lv_twopair >= 0:
-            return t.lv_twopair, key
-    return None
+            return five_key(t.lv_twopair, key)
+    return -1
 
 
 def beats(play: Play, table: Play | None, t: Tables) -> bool:

@@ -33,7 +33,18 @@ from .rules import (
 T = TypeVar("T")
 
 TYPE_SHIFT = 60
-"""Five-card keys are ``type_level << TYPE_SHIFT | inner``."""
+"""Five-card keys are ``type_level << TYPE_SHIFT | inner`` (:func:`five_key`)."""
+
+
+def five_key(level: int, inner: int) -> int:
+    """The key of a five-card play: its type level above its inner key (``inner`` is below
+    ``1 << TYPE_SHIFT``), so keys of a higher type are greater whatever the inner key."""
+    return level << TYPE_SHIFT | inner
+
+
+def five_level(key: int) -> int:
+    """The type level of a five-card key (:func:`five_key`)."""
+    return key >> TYPE_SHIFT
 
 KIND_SF_PLUS_TWO = 7
 """Kind code of a straight flush with two extra cards (``straight_flush_plus_two``)."""
@@ -284,7 +295,7 @@ class Tables:
         suit_first = self.flush_compare is FlushCompare.SUIT_FIRST
         self.flush_scale = 1 if suit_first else 4
         self.flush_base = [
-            self.lv_flush << TYPE_SHIFT | (suit_rank[s] if ties else 0) << (52 if suit_first else 0)
+            five_key(self.lv_flush, (suit_rank[s] if ties else 0) << (52 if suit_first else 0))
             for s in range(4)
         ]
         lvls = set(self.same_suit_level.values())
@@ -338,7 +349,7 @@ class Tables:
         self, pattern: int, level: int, tb: int, ranks: tuple[int, ...]
     ) -> WindowRecord:
         """The generator's record of one sequence window (see :data:`WindowRecord`)."""
-        base = self.lv_straight << TYPE_SHIFT | level * 4 if self.lv_straight >= 0 else -1
+        base = five_key(self.lv_straight, level * 4) if self.lv_straight >= 0 else -1
         return (
             pattern,
             base,
@@ -403,6 +414,26 @@ class Tables:
         if fc is FlushCompare.TOP_CARD:
             return ((pattern.bit_length() - 1) >> 2) * 4 + sr
         return pattern * 4 + sr  # POKER
+
+    def flush_key(self, pattern: int, suit: int) -> int:
+        """Key of the flush of rank pattern ``pattern`` in ``suit``."""
+        if self.flush_linear:
+            return self.flush_base[suit] + pattern * self.flush_scale
+        return five_key(self.lv_flush, self.flush_inner(pattern, suit))
+
+    def same_suit_key(self, pattern: int, suit: int) -> int:
+        """Key of the sequence window ``pattern`` held in one suit (a straight flush, or the
+        flush or straight it counts as); -1 when the rule set has no such play."""
+        level = self.same_suit_level[pattern]
+        if level < 0:
+            return -1
+        if self.same_suit_is_flush[pattern]:
+            return five_key(level, self.flush_inner(pattern, suit))
+        return five_key(level, self.suited_inner(pattern, suit))
+
+    def straight_key(self, mask: int, pattern: int) -> int:
+        """Key of the straight ``mask`` in window ``pattern`` (when straights are a play)."""
+        return five_key(self.lv_straight, self.straight_inner(mask, pattern))
 
     def top_power(self, mask: int) -> int:
         """Power of the highest card of a play (for ``five_card_compare=highest-card``)."""
@@ -496,5 +527,7 @@ __all__ = [
     "TYPE_SHIFT",
     "RuleSetMemo",
     "Tables",
+    "five_key",
+    "five_level",
     "tables_for",
 ]

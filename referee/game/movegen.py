@@ -33,10 +33,11 @@ from .compiled import (
     KIND_PAIR_RUN,
     KIND_RUN,
     KIND_SF_PLUS_TWO,
-    TYPE_SHIFT,
     OtherRanks,
     Tables,
     WindowRecord,
+    five_key,
+    five_level,
 )
 from .rules import FiveCompare, FourCard
 
@@ -158,7 +159,7 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
     for lv, consecutive in ((t.lv_twopair, False), (t.lv_sisters, True)):
         if lv < 0:
             continue
-        base = lv << TYPE_SHIFT
+        base = five_key(lv, 0)
         prk = sorted(rank_indices(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
         for i, lo in enumerate(prk):
             for hi in prk[i + 1 :]:
@@ -169,7 +170,7 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
                     for pl in t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]:
                         out += [(base | kh, ph | pl | j) for j in junk]
     if t.lv_triplejunk >= 0:
-        base = t.lv_triplejunk << TYPE_SHIFT
+        base = five_key(t.lv_triplejunk, 0)
         for r in rank_indices(ge3):
             others = card_bits(h & ~(15 << (r << 2)))
             pairs_of_junk = [
@@ -186,7 +187,7 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
 def five_card_keyed(h: int, t: Tables) -> Keyed:
     """All five-card plays of ``h`` as ``(key, mask)``, sorted by key.
 
-    The key is ``type_level << TYPE_SHIFT | inner`` whatever ``five_card_compare`` says;
+    The key is :func:`~referee.game.compiled.five_key` whatever ``five_card_compare`` says;
     callers comparing by highest card use :meth:`Tables.top_power` instead.
     """
     if not t.any_five or h.bit_count() < 5:
@@ -204,16 +205,15 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     cnt = a + b + c + d
     ge3 = ranks_tripled(cnt)
     if ge3:
-        shift = TYPE_SHIFT
         rv = t.rv
         if t.lv_full >= 0:
-            base = t.lv_full << shift
+            base = five_key(t.lv_full, 0)
             for r, trs, prs in _full_houses(h, t, ge3):
                 key = base | rv[r]
                 out += [(key, x | y) for x in trs for y in prs]
         ge4 = ranks_quadrupled(cnt)
         if ge4 and t.lv_quads >= 0:
-            base = t.lv_quads << shift
+            base = five_key(t.lv_quads, 0)
             for r, plays in _quads(h, t, ge4):
                 key = base | rv[r]
                 out += [(key, m) for m in plays]
@@ -269,39 +269,27 @@ def _keyed_split_sequences(
             plays = _window_plays(h, w)
             if w[0] in suited:
                 plays = [m for m in plays if m & sm[lowest_suit(m)] != m]
-            out += [(t.lv_straight << TYPE_SHIFT | t.straight_inner(m, w[0]), m) for m in plays]
-    shift = TYPE_SHIFT
+            out += [(t.straight_key(m, w[0]), m) for m in plays]
     for s, p, _ in long_suits:
         for pattern in t.suited_windows_in[p]:
-            lv = t.same_suit_level[pattern]
-            if lv < 0:
-                continue
-            if t.same_suit_is_flush[pattern]:
-                out.append((lv << shift | t.flush_inner(pattern, s), pattern << s))
-            else:
-                out.append((lv << shift | t.suited_inner(pattern, s), pattern << s))
+            key = t.same_suit_key(pattern, s)
+            if key >= 0:
+                out.append((key, pattern << s))
 
 
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
     """Keys of a window's plays when some of them lie in one suit (rare: checked per play)."""
     out: Keyed = []
-    _, level, _, _ = t.window_of[pattern]
-    shift = TYPE_SHIFT
-    sm, sr = t.suit_masks, t.suit_rank
-    ties = t.rules.suits_break_ties
-    lv_s = t.lv_straight
-    ss_lv = t.same_suit_level[pattern]
+    sm = t.suit_masks
+    straights = t.lv_straight >= 0
     for m in plays:
         s = lowest_suit(m)
         if m & sm[s] == m:
-            if ss_lv < 0:
-                continue
-            if t.same_suit_is_flush[pattern]:
-                out.append((ss_lv << shift | t.flush_inner(pattern, s), m))
-            else:
-                out.append((ss_lv << shift | level * 4 + (sr[s] if ties else 0), m))
-        elif lv_s >= 0:
-            out.append((lv_s << shift | t.straight_inner(m, pattern), m))
+            key = t.same_suit_key(pattern, s)
+            if key >= 0:
+                out.append((key, m))
+        elif straights:
+            out.append((t.straight_key(m, pattern), m))
     return out
 
 
@@ -310,22 +298,10 @@ def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed
     for s, p, k in long_suits:
         if k == 5:  # the usual case: the suit is the flush, unless it is a sequence
             if p not in t.suited_window_of:
-                out.append((_flush_key(t, p, s), p << s))
+                out.append((t.flush_key(p, s), p << s))
             continue
-        pats = _flush_patterns(t, p, k)
-        if t.flush_linear:
-            base, scale = t.flush_base[s], t.flush_scale
-            out += [(base + f * scale, f << s) for f in pats]
-        else:
-            base = t.lv_flush << TYPE_SHIFT
-            out += [(base | t.flush_inner(f, s), f << s) for f in pats]
-
-
-def _flush_key(t: Tables, p: int, s: int) -> int:
-    """Key of the flush of rank pattern ``p`` in suit ``s``."""
-    if t.flush_linear:
-        return t.flush_base[s] + p * t.flush_scale
-    return t.lv_flush << TYPE_SHIFT | t.flush_inner(p, s)
+        key = t.flush_key
+        out += [(key(f, s), f << s) for f in _flush_patterns(t, p, k)]
 
 
 def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
@@ -335,7 +311,7 @@ def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
         return [m for _, m in keyed if m & h == m and t.top_power(m) > key]
     i = bisect_right(keyed, (key, _TOP))
     if fc is FiveCompare.SAME_TYPE_ONLY:
-        limit = ((key >> TYPE_SHIFT) + 1) << TYPE_SHIFT
+        limit = five_key(five_level(key) + 1, 0)
         return [m for k, m in keyed[i:] if k < limit and m & h == m]
     return [m for _, m in keyed[i:] if m & h == m]
 
@@ -344,10 +320,10 @@ def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
     """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
     if t.bomb_floor >= 0:
         # The bomb types are the top levels: their plays end the key-sorted list.
-        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
+        i = bisect_left(keyed, (five_key(t.bomb_floor, 0),))
         return [(k, m) for k, m in keyed[i:] if m & h == m] if i < len(keyed) else []
     lv = t.bomb_levels
-    return [(k, m) for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
+    return [(k, m) for k, m in keyed if five_level(k) in lv and m & h == m]
 
 
 def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
@@ -420,12 +396,10 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
     out: dict[int, int] = {}
     if h.bit_count() < 7:
         return out
-    ties = t.rules.suits_break_ties
     for s in (0, 1, 2, 3):
         for pattern in t.suited_windows_in[(h >> s) & ONES]:  # the windows complete in suit s
-            level = t.suited_window_of[pattern][1]
             sf = pattern << s
-            key = level * 4 + (t.suit_rank[s] if ties else 0)
+            key = t.suited_inner(pattern, s)
             for a, b in combinations(card_bits(h & ~sf), 2):
                 m = sf | a | b
                 if out.get(m, -1) < key:
@@ -436,11 +410,10 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
 def sf_plus_two_key(m: int, t: Tables) -> int:
     """Key of a seven-card play, or -1 if it holds no straight flush."""
     best = -1
-    ties = t.rules.suits_break_ties
-    for pattern, level, _tb, _rk in t.suited_windows:
+    for pattern, _level, _tb, _rk in t.suited_windows:
         for s in (0, 1, 2, 3):
             if (m >> s) & pattern == pattern:
-                best = max(best, level * 4 + (t.suit_rank[s] if ties else 0))
+                best = max(best, t.suited_inner(pattern, s))
     return best
 
 
@@ -546,7 +519,7 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
             fives = five_card_keyed(h, t)
         out = select_fives(fives, h, t, key)
         if t.extra_answers:
-            if 5 in t.bomb_targets and key >> TYPE_SHIFT not in t.bomb_levels:
+            if 5 in t.bomb_targets and five_level(key) not in t.bomb_levels:
                 out = list(dict.fromkeys(out + bombs(fives, h, t)))
             if t.sf_plus_two:
                 out += sf_plus_two(h, t)

@@ -29,7 +29,7 @@ from .bits import (
 )
 from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
 from .combos import Play, beats, classify, kind_key_level
-from .compiled import MAX_COMPILED_RULE_SETS, TYPE_SHIFT, RuleSetMemo, Tables, tables_for
+from .compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo, Tables, five_level, tables_for
 from .movegen import (
     Keyed,
     beating_plays,
@@ -539,7 +539,7 @@ class Deal:
                 continue
             for k, m in keyed_bombs(self._fives_of(s, h), h, t):
                 table = table or self.table
-                if beats(Play(m, 5, k, k >> TYPE_SHIFT), table, t):
+                if beats(Play(m, 5, k, five_level(k)), table, t):
                     offers.append(s)
                     break
         if offers:
@@ -799,7 +799,7 @@ class Deal:
         if fives and move.bit_count() == 5 and self.t.five_compare is not FiveCompare.HIGHEST_CARD:
             for k, m in fives:
                 if m == move:
-                    return 5, k, k >> TYPE_SHIFT
+                    return 5, k, five_level(k)
         found = kind_key_level(move, self.t)
         if found is None:  # pragma: no cover - push is only given legal moves
             raise NotACombinationError("not a combination")
