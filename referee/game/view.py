@@ -15,18 +15,9 @@ from .combos import Play, kind_name
 from .state import PASS, Deal
 
 _CACHE_MAX = 1 << 16
-"""Card sets remembered per rule set's tables (cleared when full): requests repeat the same
-sets turn after turn (every earlier play in ``history``, the hand, the legal moves), and
-sorting and naming cards was most of the referee's CPU per move."""
-
-
-def _texts_cache(deal: Deal) -> dict[int, tuple[str, ...]]:
-    tables = deal.t.__dict__
-    try:
-        cache: dict[int, tuple[str, ...]] = tables["_cards_json"]
-    except KeyError:
-        cache = tables.setdefault("_cards_json", {})
-    return cache
+"""Card sets remembered per rule set's tables (``Tables.card_texts``, cleared when full):
+requests repeat the same sets turn after turn (every earlier play in ``history``, the hand,
+the legal moves), and sorting and naming cards was most of the referee's CPU per move."""
 
 
 def cards_json(mask: int, deal: Deal) -> list[str]:
@@ -34,7 +25,7 @@ def cards_json(mask: int, deal: Deal) -> list[str]:
 
     A fresh list every time (callers may keep or change it); the sorting is remembered.
     """
-    cache = _texts_cache(deal)
+    cache = deal.t.card_texts
     texts = cache.get(mask)
     if texts is None:
         order = deal.t.order
