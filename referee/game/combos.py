@@ -19,7 +19,7 @@ from .bits import (
     ranks_tripled,
     top_rank,
 )
-from .cards import mask_text
+from .cards import Mask, mask_text
 from .compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO, Tables, five_key, five_level
 from .movegen import dragon_key, sf_plus_two_key
 from .rules import FiveCompare, FourCard
@@ -63,13 +63,13 @@ class Play:
         return f"{name} {mask_text(self.mask)}"
 
 
-def classify(mask: int, t: Tables) -> Play | None:
+def classify(mask: Mask, t: Tables) -> Play | None:
     """The play that ``mask`` makes under the rule set of ``t``, or None if it is no play."""
     found = kind_key_level(mask, t)
     return None if found is None else Play(mask, *found)
 
 
-def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
+def kind_key_level(mask: Mask, t: Tables) -> tuple[int, int, int] | None:
     """``(kind, key, level)`` of the play ``mask`` makes, or None: :func:`classify` without
     building a :class:`Play` (the deal calls this once per play made)."""
     n = mask.bit_count()
@@ -103,7 +103,7 @@ def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
     return None if rare is None else (rare.kind, rare.key, rare.level)
 
 
-def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
+def _rare(mask: Mask, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
     """Plays that exist only under the rarer options (seven-card straight flushes, runs of
     pairs for chopping, sequences of other lengths)."""
     if n == 7 and t.sf_plus_two:
@@ -131,14 +131,14 @@ def _two_ranks(pattern: int, t: Tables) -> tuple[int, int]:
     return (a, b) if t.rv[a] > t.rv[b] else (b, a)
 
 
-def _pair_key(pair: int, r: int, t: Tables) -> int:
+def _pair_key(pair: Mask, r: int, t: Tables) -> int:
     for m, k in t.pairs[r << 4 | (pair >> (r << 2)) & 15]:
         if m == pair:
             return k
     raise AssertionError("not a pair")
 
 
-def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> int:
+def _five(mask: Mask, t: Tables, cnt: int, ge1: int, distinct: int) -> int:
     """The key (:func:`~referee.game.compiled.five_key`) of a five-card hand, or -1."""
     if distinct == 5:
         s = lowest_suit(mask)

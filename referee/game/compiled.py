@@ -22,6 +22,7 @@ from itertools import combinations
 from typing import Generic, TypeVar
 
 from .bits import ONES, TWO_OF_SPADES, TWO_RANK_BIT, TWOS
+from .cards import Mask
 from .rules import (
     FinalRestriction,
     FiveKind,
@@ -438,7 +439,7 @@ class Tables:
         ]
 
     # --- keys -------------------------------------------------------------------------
-    def straight_inner(self, mask: int, pattern: int) -> int:
+    def straight_inner(self, mask: Mask, pattern: int) -> int:
         """Inner key of a sequence: its level, then the suit of its tie-break card."""
         _, level, tb, _ = self.window_of[pattern]
         if not self.rules.suits_break_ties:
@@ -477,11 +478,11 @@ class Tables:
             return five_key(level, self.flush_inner(pattern, suit))
         return five_key(level, self.suited_inner(pattern, suit))
 
-    def straight_key(self, mask: int, pattern: int) -> int:
+    def straight_key(self, mask: Mask, pattern: int) -> int:
         """Key of the straight ``mask`` in window ``pattern`` (when straights are a play)."""
         return five_key(self.lv_straight, self.straight_inner(mask, pattern))
 
-    def top_power(self, mask: int) -> int:
+    def top_power(self, mask: Mask) -> int:
         """Power of the highest card of a play (for ``five_card_compare=highest-card``)."""
         best = -1
         power = self.power
@@ -493,7 +494,7 @@ class Tables:
             mask ^= low
         return best
 
-    def is_forbidden_final(self, move: int) -> bool:
+    def is_forbidden_final(self, move: Mask) -> bool:
         """Whether ``move`` may not be the play that empties a hand."""
         n = move.bit_count()
         if self.forbid_any_two and move & TWOS:

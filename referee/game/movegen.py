@@ -29,6 +29,7 @@ from .bits import (
     ranks_quadrupled,
     ranks_tripled,
 )
+from .cards import Mask
 from .compiled import (
     KIND_PAIR_RUN,
     KIND_RUN,
@@ -41,7 +42,7 @@ from .compiled import (
 )
 from .rules import FiveCompare, FourCard
 
-Keyed = list[tuple[int, int]]
+Keyed = list[tuple[int, Mask]]
 """Five-card plays as ``(key, mask)`` pairs sorted by key."""
 
 _TOP = 1 << 256
@@ -73,7 +74,7 @@ def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _other_ranks(h: int, others: OtherRanks) -> tuple[Sequence[int], Sequence[int]]:
+def _other_ranks(h: Mask, others: OtherRanks) -> tuple[Sequence[int], Sequence[int]]:
     """How ``h`` covers a window's ranks other than the tie-break rank, as two factors: every
     way is one choice of the first OR-ed with one of the second (no list of the ways is built:
     callers fold the factors into the comprehension that makes the plays)."""
@@ -84,7 +85,7 @@ def _other_ranks(h: int, others: OtherRanks) -> tuple[Sequence[int], Sequence[in
     return t1[(h >> s1) & m1], second
 
 
-def _window_plays(h: int, w: WindowRecord) -> list[int]:
+def _window_plays(h: Mask, w: WindowRecord) -> list[Mask]:
     """The sequences of one window that ``h`` completes."""
     _, _, tbs, tb_cards, others = w
     first, second = _other_ranks(h, others)
@@ -111,7 +112,7 @@ def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
     return [m for m in fl if m not in win]
 
 
-def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...], list[int]]]:
+def _full_houses(h: Mask, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...], list[int]]]:
     """``(rank, triples, pairs)``: each triple of the rank with each pair of another rank is a
     full house (the pairs by byte look-ups over the hand without the triple's rank)."""
     out = []
@@ -124,7 +125,7 @@ def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...]
     return out
 
 
-def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
+def _quads(h: Mask, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     """``(rank, plays)``: four of a kind with any fifth card."""
     out = []
     for r in t.rank_list[ge4]:
@@ -133,7 +134,7 @@ def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     return out
 
 
-def single_cards(m: int, t: Tables) -> list[int]:
+def single_cards(m: Mask, t: Tables) -> list[Mask]:
     """The single-card masks of ``m``, lowest first: bit tricks for up to three cards, byte
     look-ups for more (the bytes of ``m`` index per-byte tables of pre-shifted cards)."""
     n = m.bit_count()
@@ -151,7 +152,7 @@ def single_cards(m: int, t: Tables) -> list[int]:
     return [low, mid, rest ^ mid]
 
 
-def _extras(h: int, t: Tables, cnt: int) -> Keyed:
+def _extras(h: Mask, t: Tables, cnt: int) -> Keyed:
     """Keyed two-pair, sisters and three-of-a-kind hands (rare house rules)."""
     out: Keyed = []
     ge2 = ranks_paired(cnt)
@@ -184,7 +185,7 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
     return out
 
 
-def five_card_keyed(h: int, t: Tables) -> Keyed:
+def five_card_keyed(h: Mask, t: Tables) -> Keyed:
     """All five-card plays of ``h`` as ``(key, mask)``, sorted by key.
 
     The key is :func:`~referee.game.compiled.five_key` whatever ``five_card_compare`` says;
@@ -224,7 +225,7 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
 
 
 def _keyed_sequences(
-    h: int,
+    h: Mask,
     t: Tables,
     wins: tuple[WindowRecord, ...],
     long_suits: list[tuple[int, int, int]],
@@ -252,7 +253,7 @@ def _keyed_sequences(
 
 
 def _keyed_split_sequences(
-    h: int,
+    h: Mask,
     t: Tables,
     wins: tuple[WindowRecord, ...],
     long_suits: list[tuple[int, int, int]],
@@ -304,7 +305,7 @@ def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed
         out += [(key(f, s), f << s) for f in _flush_patterns(t, p, k)]
 
 
-def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
+def select_fives(keyed: Keyed, h: Mask, t: Tables, key: int) -> list[Mask]:
     """Plays from ``keyed`` that lie in hand ``h`` and beat a five-card play of ``key``."""
     fc = t.five_compare
     if fc is FiveCompare.HIGHEST_CARD:
@@ -316,7 +317,7 @@ def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
     return [m for _, m in keyed[i:] if m & h == m]
 
 
-def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
+def keyed_bombs(keyed: Keyed, h: Mask, t: Tables) -> Keyed:
     """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
     if t.bomb_floor >= 0:
         # The bomb types are the top levels: their plays end the key-sorted list.
@@ -326,7 +327,7 @@ def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
     return [(k, m) for k, m in keyed if five_level(k) in lv and m & h == m]
 
 
-def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
+def bombs(keyed: Keyed, h: Mask, t: Tables) -> list[Mask]:
     """Plays from ``keyed`` in hand ``h`` whose type may bomb a smaller play."""
     return [m for _, m in keyed_bombs(keyed, h, t)]
 
@@ -334,7 +335,7 @@ def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
 # --- other sizes ------------------------------------------------------------------------------
 
 
-def dragon_plays(h: int, t: Tables, kmin: int = -1) -> list[int]:
+def dragon_plays(h: Mask, t: Tables, kmin: int = -1) -> list[Mask]:
     """Thirteen-card sequences 3..2 (``dragon_play``); key = suit rank of the two."""
     cnt = rank_counts(h)
     if ranks_held(cnt) != ONES:
@@ -348,13 +349,13 @@ def dragon_plays(h: int, t: Tables, kmin: int = -1) -> list[int]:
     return [p for p in plays if dragon_key(p, t) > kmin]
 
 
-def dragon_key(m: int, t: Tables) -> int:
+def dragon_key(m: Mask, t: Tables) -> int:
     if not t.rules.suits_break_ties:
         return 0
     return t.suit_rank[t.nibble_suit[(m >> 48) & 15]]
 
 
-def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
+def _four_card_plays(h: Mask, t: Tables, cnt: int, kmin: int) -> list[Mask]:
     """Four-card plays: quads (key 64 + rank) and, if allowed, two pairs (key of high pair)."""
     out = [15 << (r << 2) for r in rank_indices(ranks_quadrupled(cnt)) if 64 + t.rv[r] > kmin]
     if t.four_card is FourCard.QUADS_AND_TWO_PAIRS:
@@ -362,7 +363,7 @@ def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     return out
 
 
-def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
+def _two_pairs(h: Mask, t: Tables, cnt: int, kmin: int) -> list[Mask]:
     """Two pairs as a four-card play, keyed by the higher pair."""
     out = []
     prk = sorted(rank_indices(ranks_paired(cnt)), key=t.rv.__getitem__)
@@ -375,7 +376,7 @@ def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     return out
 
 
-def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
+def _beating_pairs(h: Mask, t: Tables, key: int) -> list[Mask]:
     """Pairs that beat a pair of ``key``: the same rank's pairs with a higher key, then every
     pair of a higher rank (byte look-ups over the hand's cards of higher ranks)."""
     v = key >> 2  # rank value of the pair on the table
@@ -390,7 +391,7 @@ def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
 # --- rarer plays: seven-card straight flushes, chops, sequences of other lengths ---------
 
 
-def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
+def sf_plus_two(h: Mask, t: Tables) -> dict[int, int]:
     """``{mask: key}`` of straight flushes with two extra cards; a seven-card set holding
     more than one straight flush takes the key of the best."""
     out: dict[int, int] = {}
@@ -407,7 +408,7 @@ def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
     return out
 
 
-def sf_plus_two_key(m: int, t: Tables) -> int:
+def sf_plus_two_key(m: Mask, t: Tables) -> int:
     """Key of a seven-card play, or -1 if it holds no straight flush."""
     best = -1
     for pattern, _level, _tb, _rk in t.suited_windows:
@@ -417,7 +418,7 @@ def sf_plus_two_key(m: int, t: Tables) -> int:
     return best
 
 
-def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
+def pair_runs(h: Mask, t: Tables) -> list[tuple[int, int, int]]:
     """``(kind, key, mask)`` of runs of three or more consecutive pairs, threes to aces."""
     out: list[tuple[int, int, int]] = []
     cnt = rank_counts(h)
@@ -435,7 +436,7 @@ def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
     return out
 
 
-def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
+def sequence_runs(h: Mask, t: Tables, n: int) -> list[tuple[int, int]]:
     """``(key, mask)`` of sequences of ``n`` consecutive ranks, threes to aces (key: the power
     of the top card)."""
     out = []
@@ -455,7 +456,7 @@ def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
     return out
 
 
-def _rare_leads(h: int, t: Tables) -> list[int]:
+def _rare_leads(h: Mask, t: Tables) -> list[Mask]:
     out: list[int] = []
     if t.sf_plus_two:
         out += sf_plus_two(h, t)
@@ -464,7 +465,7 @@ def _rare_leads(h: int, t: Tables) -> list[int]:
     return out
 
 
-def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
+def _rare_answers(h: Mask, t: Tables, kind: int, key: int) -> list[Mask]:
     """Answers that exist only under the rarer options (added to the ordinary answers)."""
     out: list[int] = []
     if t.chop:
@@ -487,7 +488,7 @@ def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
 # --- entry points ---------------------------------------------------------------------------
 
 
-def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
+def leading_plays(h: Mask, t: Tables, fives: Keyed | None = None) -> list[Mask]:
     """Every play allowed on an empty table.
 
     ``fives``: keyed five-card plays of a superset of ``h`` (a deal's per-seat list).
@@ -510,7 +511,9 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
     return out
 
 
-def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = None) -> list[int]:
+def beating_plays(
+    h: Mask, t: Tables, kind: int, key: int, fives: Keyed | None = None
+) -> list[Mask]:
     """Every play that beats a play of ``kind`` (its size) and ``key`` on the table."""
     if kind == 1:
         out = single_cards(h & t.above[key], t)

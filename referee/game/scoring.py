@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .bits import TWOS, has_four_of_a_kind, lowest_suit
+from .cards import Mask
 from .compiled import Tables
 from .movegen import five_card_keyed
 from .outcome import Outcome, Termination
@@ -55,7 +56,7 @@ _PIP = list(range(1, 14))
 _TWOS_FIVE = [1] * 12 + [5]
 
 
-def card_points(hand: int, values: CardValues) -> int:
+def card_points(hand: Mask, values: CardValues) -> int:
     """Value of a hand's cards before multipliers."""
     if values is CardValues.FLAT:
         return hand.bit_count()
@@ -71,7 +72,7 @@ def tier_multiplier(cards: int, tiers: tuple[tuple[int, int], ...]) -> int:
     return mult
 
 
-def holds_power(hand: int, deal: FinishedDeal) -> bool:
+def holds_power(hand: Mask, deal: FinishedDeal) -> bool:
     """A two, four of a kind, or a straight flush in hand (for ``unused_power_doubles``)."""
     if hand & TWOS:
         return True
@@ -126,7 +127,7 @@ def _finish_multiplier(deal: FinishedDeal) -> int:
     return 1
 
 
-def _is_straight_flush(m: int, deal: FinishedDeal) -> bool:
+def _is_straight_flush(m: Mask, deal: FinishedDeal) -> bool:
     if m.bit_count() != 5:
         return False
     s = lowest_suit(m)
@@ -312,7 +313,7 @@ def _indonesia_points(deal: FinishedDeal, winner: int, pens: list[int]) -> list[
     return pts[:n]
 
 
-def _special_value(m: int, deal: FinishedDeal) -> int:
+def _special_value(m: Mask, deal: FinishedDeal) -> int:
     if m.bit_count() != 5:
         return 0
     if m & TWOS == TWOS:

@@ -27,7 +27,14 @@ from .bits import (
     ranks_exactly_paired,
     ranks_held,
 )
-from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
+from .cards import (
+    Card,
+    CardNotInHandError,
+    DoesNotBeatError,
+    Mask,
+    NotACombinationError,
+    card_text,
+)
 from .combos import Play, beats, classify, kind_key_level
 from .compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo, Tables, five_level, tables_for
 from .movegen import (
@@ -196,18 +203,18 @@ class Deal:
     """What the rule set makes of a pass and a play."""
     rng: random.Random
     context: DealContext
-    hands: list[int]
-    dealt: list[int]
+    hands: list[Mask]
+    dealt: list[Mask]
     """Hands as dealt (after any spare card), for logs and scoring."""
     step: int
     to_move: int
-    opening_card: int = 0
+    opening_card: Mask = 0
     """A card the first play must contain (0: none)."""
     table_kind: int = 0
     """Size of the play on the table (0: the table is empty)."""
     table_key: int = 0
     table_level: int = -1
-    table_mask: int = 0
+    table_mask: Mask = 0
     table_seat: int = -1
     need: int = 0
     """Passes still to come before the trick ends (set by each play, counted down)."""
@@ -218,12 +225,12 @@ class Deal:
     """Index into ``history`` where the current trick began."""
     log: list[tuple[int, int, int]] = field(default_factory=list)
     """Turns as plain ``(seat, move, drew)`` tuples (see :attr:`history`)."""
-    stock: list[int] = field(default_factory=list)
-    discards: int = 0
-    trick_cards: int = 0
-    spare: int = 0
+    stock: list[Card] = field(default_factory=list)
+    discards: Mask = 0
+    trick_cards: Mask = 0
+    spare: Mask = 0
     spare_to: int = -1
-    set_aside: int = 0
+    set_aside: Mask = 0
     finished: list[int] = field(default_factory=list)
     starter: int = -1
     trick_winners: list[tuple[int, int]] = field(default_factory=list)
@@ -391,7 +398,7 @@ class Deal:
     def _in_hands(self) -> int:
         return sum(self.hands)  # the hands are disjoint, so their sum is their union
 
-    def _holder(self, card_bit: int) -> int:
+    def _holder(self, card_bit: Mask) -> int:
         for s, h in enumerate(self.hands):
             if h & card_bit:
                 return s
@@ -465,13 +472,13 @@ class Deal:
         )
         return sum(1 << c for c in cards[:k])
 
-    def _give(self, giver: int, receiver: int, cards: int) -> None:
+    def _give(self, giver: int, receiver: int, cards: Mask) -> None:
         self.hands[giver] &= ~cards
         self.hands[receiver] |= cards
         self.exchanges.append((giver, receiver, cards))
         self._fives[giver] = self._fives[receiver] = None
 
-    def _special_moves(self) -> list[int]:
+    def _special_moves(self) -> list[Mask]:
         seat = self.to_move
         h = self.hands[seat]
         if self.phase == 1:
@@ -491,7 +498,7 @@ class Deal:
         out.append(PASS)
         return out
 
-    def _push_special(self, seat: int, move: int) -> bool:
+    def _push_special(self, seat: int, move: Mask) -> bool:
         """Apply a decision or an out-of-turn offer; True when the move was consumed."""
         if self.phase == 1:
             d = self.decisions.pop(0)
@@ -604,7 +611,7 @@ class Deal:
         """The next seat in turn order that still holds cards and is not shut out."""
         return next_in_turn(self._following, self.locked, seat)
 
-    def legal_moves(self) -> list[int]:
+    def legal_moves(self) -> list[Mask]:
         """Every legal move for the seat to move (``PASS`` included where allowed)."""
         if self.outcome is not None:
             return []
@@ -637,7 +644,7 @@ class Deal:
         return plays
 
     def _turn_duties(
-        self, seat: int, h: int, plays: list[int], may_pass: bool
+        self, seat: int, h: Mask, plays: list[int], may_pass: bool
     ) -> tuple[list[int], bool]:
         """Rules about this particular turn: last-card duty, forbidden last plays, the
         triple-threes force and following the President."""
@@ -676,7 +683,7 @@ class Deal:
             may_pass = False
         return plays, may_pass
 
-    def _fives_of(self, seat: int, h: int) -> Keyed:
+    def _fives_of(self, seat: int, h: Mask) -> Keyed:
         fives = self._fives[seat]
         if fives is None:
             fives = self._fives[seat] = five_card_keyed(h, self.t)
@@ -686,7 +693,7 @@ class Deal:
         """Next seat still holding cards, ignoring the strict-pass lock (for duties)."""
         return self._following[seat]
 
-    def _highest_card(self, h: int) -> int:
+    def _highest_card(self, h: Mask) -> int:
         order = self.t.order
         best, best_o = 0, -1
         m = h
@@ -699,7 +706,7 @@ class Deal:
         return best
 
     # --- moves --------------------------------------------------------------------------
-    def play(self, move: int) -> None:
+    def play(self, move: Mask) -> None:
         """Check ``move`` against every rule and apply it; errors name the broken rule."""
         if self.outcome is not None:
             raise DoesNotBeatError("the deal is over")
@@ -735,7 +742,7 @@ class Deal:
                 )
         return "you may not pass now"
 
-    def _why_not(self, move: int) -> str:
+    def _why_not(self, move: Mask) -> str:
         """Name the rule that refuses a combination which would otherwise beat the table."""
         if self.phase == 1:
             return "a decision before play is asked for, not a play"
@@ -751,7 +758,7 @@ class Deal:
             return "that combination may not lead (it only answers certain plays)"
         return "that play may not be made now"
 
-    def push(self, move: int) -> None:
+    def push(self, move: Mask) -> None:
         """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
         seat = self.to_move
         if self.phase and self._push_special(seat, move):
@@ -791,7 +798,7 @@ class Deal:
         if flow.bomb_offers:
             self._offer_bombs(seat)
 
-    def _classified(self, seat: int, move: int) -> tuple[int, int, int]:
+    def _classified(self, seat: int, move: Mask) -> tuple[int, int, int]:
         """``(kind, key, level)`` of a legal play of two or more cards.  A five-card play came
         from the seat's index, which already holds its key (classifying it again costs more
         than finding it there)."""
@@ -805,7 +812,7 @@ class Deal:
             raise NotACombinationError("not a combination")
         return found
 
-    def _out(self, seat: int, move: int) -> bool:
+    def _out(self, seat: int, move: Mask) -> bool:
         """``seat`` just played its last card: record it; True if that ends the deal."""
         hands = self.hands
         self.n_active -= 1
@@ -825,7 +832,7 @@ class Deal:
         self._finish(Termination.PLAYED_OUT, self.finished[0], "")
         return True
 
-    def _after_strict_play(self, seat: int, h: int) -> None:
+    def _after_strict_play(self, seat: int, h: Mask) -> None:
         """Who moves after a play under the strict pass rule (seats that passed are out of
         the trick)."""
         locked = self.locked
