@@ -191,6 +191,14 @@ def five_card_keyed(h: Mask, t: Tables) -> Keyed:
     The key is :func:`~referee.game.compiled.five_key` whatever ``five_card_compare`` says;
     callers comparing by highest card use :meth:`Tables.top_power` instead.
     """
+    out = _five_card_plays(h, t)
+    out.sort()
+    return out
+
+
+def _five_card_plays(h: Mask, t: Tables) -> Keyed:
+    """All five-card plays of ``h`` as ``(key, mask)``, grouped by structure (sequences,
+    flushes, full houses, four of a kind, the rarer types), unsorted."""
     if not t.any_five or h.bit_count() < 5:
         return []
     suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
@@ -220,7 +228,6 @@ def five_card_keyed(h: Mask, t: Tables) -> Keyed:
                 out += [(key, m) for m in plays]
     if t.extra_five_levels:
         out += _extras(h, t, cnt)
-    out.sort()
     return out
 
 
@@ -499,9 +506,9 @@ def leading_plays(h: Mask, t: Tables, fives: Keyed | None = None) -> list[Mask]:
     out = [*c[0][b0], *c[1][b1], *c[2][b2], *c[3][b3], *c[4][b4], *c[5][b5], *c[6][b6]]
     if t.two_pair_fours:
         out += _two_pairs(h, t, rank_counts(h), -1)
-    if fives is None:
-        fives = five_card_keyed(h, t)
-    if fives:  # in key order, whether or not the list is a deal's per-seat index
+    if fives is None:  # a lead needs no key order: the plays as generated
+        out += [m for _, m in _five_card_plays(h, t)]
+    elif fives:
         out += [m for _, m in fives if m & h == m]
     if t.rare_leads:
         if t.dragon_play and h.bit_count() >= 13:
