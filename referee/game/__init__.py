@@ -6,8 +6,8 @@ which is what lets a match log be replayed and verified years later.  This room 
 other room of the referee (``tests/test_architecture.py`` checks it), so it can be read, tested
 and reused without the HTTP caller or the match runner.
 
-Reading order: :mod:`.cards` (cards as bits), :mod:`.rules` and :mod:`.presets` (the house
-rules as data), :mod:`.compiled` (a rule set compiled into lookup tables), :mod:`.movegen` and
-:mod:`.combos` (generating and classifying plays), :mod:`.state` (a deal), :mod:`.scoring`,
-:mod:`.view` (what one seat may see).
+Reading order: :mod:`.cards` (cards as bits) and :mod:`.bits` (the shared bit tricks),
+:mod:`.rules` and :mod:`.presets` (the house rules as data), :mod:`.compiled` (a rule set
+compiled into lookup tables), :mod:`.movegen` and :mod:`.combos` (generating and classifying
+plays), :mod:`.state` (a deal), :mod:`.scoring`, :mod:`.view` (what one seat may see).
 """

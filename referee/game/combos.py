@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cards import mask_text
-from .compiled import (
-    KIND_PAIR_RUN,
-    KIND_RUN,
-    KIND_SF_PLUS_TWO,
-    ONES,
-    TYPE_SHIFT,
-    Tables,
+from .bits import (
+    lowest_rank,
+    lowest_suit,
     rank_counts,
+    ranks_exactly_paired,
+    ranks_held,
+    ranks_paired,
+    ranks_quadrupled,
+    ranks_tripled,
+    top_rank,
 )
+from .cards import Mask, mask_text
+from .compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO, Tables, five_key, five_level
 from .movegen import dragon_key, sf_plus_two_key
 from .rules import FiveCompare, FourCard
 
@@ -60,13 +63,13 @@ class Play:
         return f"{name} {mask_text(self.mask)}"
 
 
-def classify(mask: int, t: Tables) -> Play | None:
+def classify(mask: Mask, t: Tables) -> Play | None:
     """The play that ``mask`` makes under the rule set of ``t``, or None if it is no play."""
     found = kind_key_level(mask, t)
     return None if found is None else Play(mask, *found)
 
 
-def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
+def kind_key_level(mask: Mask, t: Tables) -> tuple[int, int, int] | None:
     """``(kind, key, level)`` of the play ``mask`` makes, or None: :func:`classify` without
     building a :class:`Play` (the deal calls this once per play made)."""
     n = mask.bit_count()
@@ -78,30 +81,29 @@ def kind_key_level(mask: int, t: Tables) -> tuple[int, int, int] | None:
     if n == 3 and mask in t.triple_key:
         return (3, t.triple_key[mask], -1) if t.triples_on else None
     cnt = rank_counts(mask)
-    ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+    ge1 = ranks_held(cnt)
     distinct = ge1.bit_count()
     if n == 4 and (t.four_card is not FourCard.NONE or t.chop):
         if distinct == 1:
-            return 4, 64 + t.rv[ge1.bit_length() >> 2], -1
-        ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
+            return 4, 64 + t.rv[top_rank(ge1)], -1
+        ge2 = ranks_paired(cnt)
         if t.four_card is FourCard.QUADS_AND_TWO_PAIRS and distinct == 2 and ge2 == ge1:
             hi, _lo = _two_ranks(ge1, t)
             return 4, _pair_key(mask & (15 << (hi << 2)), hi, t), -1
     if n == 5:
-        found = _five(mask, t, cnt, ge1, distinct)
-        if found is None:
+        key = _five(mask, t, cnt, ge1, distinct)
+        if key < 0:
             return None
-        level, inner = found
         if t.five_compare is FiveCompare.HIGHEST_CARD:
-            return 5, t.top_power(mask), level
-        return 5, level << TYPE_SHIFT | inner, level
+            return 5, t.top_power(mask), five_level(key)
+        return 5, key, five_level(key)
     if n == 13 and t.dragon_play and distinct == 13:
         return 13, dragon_key(mask, t), -1
     rare = _rare(mask, n, t, cnt, ge1, distinct)
     return None if rare is None else (rare.kind, rare.key, rare.level)
 
 
-def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
+def _rare(mask: Mask, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Play | None:
     """Plays that exist only under the rarer options (seven-card straight flushes, runs of
     pairs for chopping, sequences of other lengths)."""
     if n == 7 and t.sf_plus_two:
@@ -109,12 +111,12 @@ def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Pl
         if key >= 0:
             return Play(mask, KIND_SF_PLUS_TWO, key)
     if n in t.run_lengths and distinct == n and not ge1 & (1 << 48):
-        lo = (ge1 & -ge1).bit_length() >> 2
+        lo = lowest_rank(ge1)
         if ge1 == sum(1 << (4 * r) for r in range(lo, lo + n)):
             return Play(mask, KIND_RUN + n, t.top_power(mask))
     if t.chop and n >= 6 and n % 2 == 0 and distinct == n // 2 and not ge1 & (1 << 48):
-        exact2 = ((cnt >> 1) & ~cnt & ~(cnt >> 2)) & ONES
-        lo = (ge1 & -ge1).bit_length() >> 2
+        exact2 = ranks_exactly_paired(cnt)
+        lo = lowest_rank(ge1)
         if exact2 == ge1 and ge1 == sum(1 << (4 * r) for r in range(lo, lo + n // 2)):
             top = lo + n // 2 - 1
             return Play(mask, KIND_PAIR_RUN + n // 2, _pair_key(mask & (15 << (top << 2)), top, t))
@@ -124,54 +126,46 @@ def _rare(mask: int, n: int, t: Tables, cnt: int, ge1: int, distinct: int) -> Pl
 def _two_ranks(pattern: int, t: Tables) -> tuple[int, int]:
     """The two ranks of a two-rank pattern, higher first in this deal's rank order (with
     ``twos_low_after_bomb`` the two can be the lower one)."""
-    a = pattern.bit_length() >> 2
-    b = (pattern & ~(1 << (a << 2))).bit_length() >> 2
+    a = top_rank(pattern)
+    b = top_rank(pattern & ~(1 << (a << 2)))
     return (a, b) if t.rv[a] > t.rv[b] else (b, a)
 
 
-def _pair_key(pair: int, r: int, t: Tables) -> int:
+def _pair_key(pair: Mask, r: int, t: Tables) -> int:
     for m, k in t.pairs[r << 4 | (pair >> (r << 2)) & 15]:
         if m == pair:
             return k
     raise AssertionError("not a pair")
 
 
-def _five(mask: int, t: Tables, cnt: int, ge1: int, distinct: int) -> tuple[int, int] | None:
-    """``(type level, inner key)`` of a five-card hand, or None."""
+def _five(mask: Mask, t: Tables, cnt: int, ge1: int, distinct: int) -> int:
+    """The key (:func:`~referee.game.compiled.five_key`) of a five-card hand, or -1."""
     if distinct == 5:
-        s = (mask & -mask).bit_length() - 1 & 3
+        s = lowest_suit(mask)
         suited = mask & t.suit_masks[s] == mask
         if suited and ge1 in t.suited_window_of:
-            lv = t.same_suit_level[ge1]
-            if lv < 0:
-                return None
-            if t.same_suit_is_flush[ge1]:
-                return lv, t.flush_inner(ge1, s)
-            return lv, t.suited_inner(ge1, s)
-        seq = not suited and ge1 in t.window_of
-        if seq:
-            return (t.lv_straight, t.straight_inner(mask, ge1)) if t.lv_straight >= 0 else None
+            return t.same_suit_key(ge1, s)
+        if not suited and ge1 in t.window_of:
+            return t.straight_key(mask, ge1) if t.lv_straight >= 0 else -1
         if suited:
-            return (t.lv_flush, t.flush_inner(ge1, s)) if t.lv_flush >= 0 else None
-        return None
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
-    ge4 = (cnt >> 2) & ONES
+            return t.flush_key(ge1, s) if t.lv_flush >= 0 else -1
+        return -1
+    ge2 = ranks_paired(cnt)
+    ge3 = ranks_tripled(cnt)
+    ge4 = ranks_quadrupled(cnt)
     if ge4:
-        return (t.lv_quads, t.rv[ge4.bit_length() >> 2]) if t.lv_quads >= 0 else None
+        return five_key(t.lv_quads, t.rv[top_rank(ge4)]) if t.lv_quads >= 0 else -1
     if ge3:
-        r3 = t.rv[ge3.bit_length() >> 2]
-        if distinct == 2:
-            return (t.lv_full, r3) if t.lv_full >= 0 else None
-        return (t.lv_triplejunk, r3) if t.lv_triplejunk >= 0 else None
+        level = t.lv_full if distinct == 2 else t.lv_triplejunk
+        return five_key(level, t.rv[top_rank(ge3)]) if level >= 0 else -1
     if distinct == 3 and ge2.bit_count() == 2:
         hi, lo = _two_ranks(ge2, t)
         key = _pair_key(mask & (15 << (hi << 2)), hi, t)
         if t.lv_sisters >= 0 and t.rv[hi] == t.rv[lo] + 1:
-            return t.lv_sisters, key
+            return five_key(t.lv_sisters, key)
         if t.lv_twopair >= 0:
-            return t.lv_twopair, key
-    return None
+            return five_key(t.lv_twopair, key)
+    return -1
 
 
 def beats(play: Play, table: Play | None, t: Tables) -> bool:

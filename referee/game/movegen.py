@@ -18,43 +18,35 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence, Set
 from itertools import combinations
 
+from .bits import (
+    ONES,
+    card_bits,
+    lowest_suit,
+    rank_counts,
+    rank_indices,
+    ranks_held,
+    ranks_paired,
+    ranks_quadrupled,
+    ranks_tripled,
+)
+from .cards import Mask
 from .compiled import (
     KIND_PAIR_RUN,
     KIND_RUN,
     KIND_SF_PLUS_TWO,
-    ONES,
-    TYPE_SHIFT,
     OtherRanks,
     Tables,
     WindowRecord,
-    rank_counts,
+    five_key,
+    five_level,
 )
 from .rules import FiveCompare, FourCard
 
-Keyed = list[tuple[int, int]]
+Keyed = list[tuple[int, Mask]]
 """Five-card plays as ``(key, mask)`` pairs sorted by key."""
 
 _TOP = 1 << 256
 _NO_PATTERNS: frozenset[int] = frozenset()
-
-
-def _bits(m: int) -> list[int]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(low)
-        m ^= low
-    return out
-
-
-def _ranks(g: int) -> list[int]:
-    """Ranks whose indicator bit (bit 4r) is set in ``g``."""
-    out = []
-    while g:
-        low = g & -g
-        out.append(low.bit_length() >> 2)
-        g ^= low
-    return out
 
 
 # --- five-card structures (each returns disjoint groups of plays) ---------------------------
@@ -82,7 +74,7 @@ def _long_suits(suits: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def _other_ranks(h: int, others: OtherRanks) -> tuple[Sequence[int], Sequence[int]]:
+def _other_ranks(h: Mask, others: OtherRanks) -> tuple[Sequence[int], Sequence[int]]:
     """How ``h`` covers a window's ranks other than the tie-break rank, as two factors: every
     way is one choice of the first OR-ed with one of the second (no list of the ways is built:
     callers fold the factors into the comprehension that makes the plays)."""
@@ -93,7 +85,7 @@ def _other_ranks(h: int, others: OtherRanks) -> tuple[Sequence[int], Sequence[in
     return t1[(h >> s1) & m1], second
 
 
-def _window_plays(h: int, w: WindowRecord) -> list[int]:
+def _window_plays(h: Mask, w: WindowRecord) -> list[Mask]:
     """The sequences of one window that ``h`` completes."""
     _, _, tbs, tb_cards, others = w
     first, second = _other_ranks(h, others)
@@ -120,7 +112,7 @@ def _flush_patterns(t: Tables, p: int, k: int) -> list[int]:
     return [m for m in fl if m not in win]
 
 
-def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...], list[int]]]:
+def _full_houses(h: Mask, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...], list[int]]]:
     """``(rank, triples, pairs)``: each triple of the rank with each pair of another rank is a
     full house (the pairs by byte look-ups over the hand without the triple's rank)."""
     out = []
@@ -133,7 +125,7 @@ def _full_houses(h: int, t: Tables, ge3: int) -> list[tuple[int, tuple[int, ...]
     return out
 
 
-def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
+def _quads(h: Mask, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     """``(rank, plays)``: four of a kind with any fifth card."""
     out = []
     for r in t.rank_list[ge4]:
@@ -142,7 +134,7 @@ def _quads(h: int, t: Tables, ge4: int) -> list[tuple[int, list[int]]]:
     return out
 
 
-def single_cards(m: int, t: Tables) -> list[int]:
+def single_cards(m: Mask, t: Tables) -> list[Mask]:
     """The single-card masks of ``m``, lowest first: bit tricks for up to three cards, byte
     look-ups for more (the bytes of ``m`` index per-byte tables of pre-shifted cards)."""
     n = m.bit_count()
@@ -160,28 +152,28 @@ def single_cards(m: int, t: Tables) -> list[int]:
     return [low, mid, rest ^ mid]
 
 
-def _extras(h: int, t: Tables, cnt: int) -> Keyed:
+def _extras(h: Mask, t: Tables, cnt: int) -> Keyed:
     """Keyed two-pair, sisters and three-of-a-kind hands (rare house rules)."""
     out: Keyed = []
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+    ge2 = ranks_paired(cnt)
+    ge3 = ranks_tripled(cnt)
     for lv, consecutive in ((t.lv_twopair, False), (t.lv_sisters, True)):
         if lv < 0:
             continue
-        base = lv << TYPE_SHIFT
-        prk = sorted(_ranks(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
+        base = five_key(lv, 0)
+        prk = sorted(rank_indices(ge2), key=t.rv.__getitem__)  # low to high in this deal's order
         for i, lo in enumerate(prk):
             for hi in prk[i + 1 :]:
                 if consecutive and t.rv[hi] != t.rv[lo] + 1:
                     continue
-                junk = _bits(h & ~(15 << (lo << 2)) & ~(15 << (hi << 2)))
+                junk = card_bits(h & ~(15 << (lo << 2)) & ~(15 << (hi << 2)))
                 for ph, kh in t.pairs[hi << 4 | (h >> (hi << 2)) & 15]:
                     for pl in t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]:
                         out += [(base | kh, ph | pl | j) for j in junk]
     if t.lv_triplejunk >= 0:
-        base = t.lv_triplejunk << TYPE_SHIFT
-        for r in _ranks(ge3):
-            others = _bits(h & ~(15 << (r << 2)))
+        base = five_key(t.lv_triplejunk, 0)
+        for r in rank_indices(ge3):
+            others = card_bits(h & ~(15 << (r << 2)))
             pairs_of_junk = [
                 a | b
                 for i, a in enumerate(others)
@@ -193,45 +185,20 @@ def _extras(h: int, t: Tables, cnt: int) -> Keyed:
     return out
 
 
-def five_card_leads(h: int, t: Tables) -> list[int]:
-    """All five-card plays of ``h``, without keys: the leading case for a fresh hand."""
-    if not t.any_five or h.bit_count() < 5:
-        return []
-    if not t.seq_all or t.sf_split:
-        return [m for _, m in five_card_keyed(h, t)]
-    suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
-    out: list[int] = []
-    for _, _, tbs, tb_cards, others in t.windows_in[a | b | c | d]:
-        first, second = _other_ranks(h, others)
-        out += [x | y | z for x, _ in tb_cards[(h >> tbs) & 15] for y in first for z in second]
-    long_suits = _long_suits(suits)
-    if long_suits and t.lv_flush >= 0:
-        for s, p, k in long_suits:
-            if k > 5:
-                out += [f << s for f in _flush_patterns(t, p, k)]
-            elif p not in t.suited_window_of:
-                out.append(p << s)
-    cnt = a + b + c + d
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
-    if ge3:
-        if t.lv_full >= 0:
-            for _, trs, prs in _full_houses(h, t, ge3):
-                out += [x | y for x in trs for y in prs]
-        ge4 = (cnt >> 2) & ONES
-        if ge4 and t.lv_quads >= 0:
-            for _, plays in _quads(h, t, ge4):
-                out += plays
-    if t.extra_five_levels:
-        out += [m for _, m in _extras(h, t, cnt)]
+def five_card_keyed(h: Mask, t: Tables) -> Keyed:
+    """All five-card plays of ``h`` as ``(key, mask)``, sorted by key.
+
+    The key is :func:`~referee.game.compiled.five_key` whatever ``five_card_compare`` says;
+    callers comparing by highest card use :meth:`Tables.top_power` instead.
+    """
+    out = _five_card_plays(h, t)
+    out.sort()
     return out
 
 
-def five_card_keyed(h: int, t: Tables) -> Keyed:
-    """All five-card plays of ``h`` as ``(key, mask)``, sorted by key.
-
-    The key is ``type_level << TYPE_SHIFT | inner`` whatever ``five_card_compare`` says;
-    callers comparing by highest card use :meth:`Tables.top_power` instead.
-    """
+def _five_card_plays(h: Mask, t: Tables) -> Keyed:
+    """All five-card plays of ``h`` as ``(key, mask)``, grouped by structure (sequences,
+    flushes, full houses, four of a kind, the rarer types), unsorted."""
     if not t.any_five or h.bit_count() < 5:
         return []
     suits = a, b, c, d = h & ONES, h >> 1 & ONES, h >> 2 & ONES, h >> 3 & ONES
@@ -245,29 +212,27 @@ def five_card_keyed(h: int, t: Tables) -> Keyed:
     if long_suits and t.lv_flush >= 0:
         _keyed_flushes(t, long_suits, out)
     cnt = a + b + c + d
-    ge3 = ((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+    ge3 = ranks_tripled(cnt)
     if ge3:
-        shift = TYPE_SHIFT
         rv = t.rv
         if t.lv_full >= 0:
-            base = t.lv_full << shift
+            base = five_key(t.lv_full, 0)
             for r, trs, prs in _full_houses(h, t, ge3):
                 key = base | rv[r]
                 out += [(key, x | y) for x in trs for y in prs]
-        ge4 = (cnt >> 2) & ONES
+        ge4 = ranks_quadrupled(cnt)
         if ge4 and t.lv_quads >= 0:
-            base = t.lv_quads << shift
+            base = five_key(t.lv_quads, 0)
             for r, plays in _quads(h, t, ge4):
                 key = base | rv[r]
                 out += [(key, m) for m in plays]
     if t.extra_five_levels:
         out += _extras(h, t, cnt)
-    out.sort()
     return out
 
 
 def _keyed_sequences(
-    h: int,
+    h: Mask,
     t: Tables,
     wins: tuple[WindowRecord, ...],
     long_suits: list[tuple[int, int, int]],
@@ -295,7 +260,7 @@ def _keyed_sequences(
 
 
 def _keyed_split_sequences(
-    h: int,
+    h: Mask,
     t: Tables,
     wins: tuple[WindowRecord, ...],
     long_suits: list[tuple[int, int, int]],
@@ -311,40 +276,28 @@ def _keyed_split_sequences(
         for w in wins:
             plays = _window_plays(h, w)
             if w[0] in suited:
-                plays = [m for m in plays if m & sm[(m & -m).bit_length() - 1 & 3] != m]
-            out += [(t.lv_straight << TYPE_SHIFT | t.straight_inner(m, w[0]), m) for m in plays]
-    shift = TYPE_SHIFT
+                plays = [m for m in plays if m & sm[lowest_suit(m)] != m]
+            out += [(t.straight_key(m, w[0]), m) for m in plays]
     for s, p, _ in long_suits:
         for pattern in t.suited_windows_in[p]:
-            lv = t.same_suit_level[pattern]
-            if lv < 0:
-                continue
-            if t.same_suit_is_flush[pattern]:
-                out.append((lv << shift | t.flush_inner(pattern, s), pattern << s))
-            else:
-                out.append((lv << shift | t.suited_inner(pattern, s), pattern << s))
+            key = t.same_suit_key(pattern, s)
+            if key >= 0:
+                out.append((key, pattern << s))
 
 
 def _keyed_same_suit_window(t: Tables, pattern: int, plays: list[int]) -> Keyed:
     """Keys of a window's plays when some of them lie in one suit (rare: checked per play)."""
     out: Keyed = []
-    _, level, _, _ = t.window_of[pattern]
-    shift = TYPE_SHIFT
-    sm, sr = t.suit_masks, t.suit_rank
-    ties = t.rules.suits_break_ties
-    lv_s = t.lv_straight
-    ss_lv = t.same_suit_level[pattern]
+    sm = t.suit_masks
+    straights = t.lv_straight >= 0
     for m in plays:
-        s = (m & -m).bit_length() - 1 & 3
+        s = lowest_suit(m)
         if m & sm[s] == m:
-            if ss_lv < 0:
-                continue
-            if t.same_suit_is_flush[pattern]:
-                out.append((ss_lv << shift | t.flush_inner(pattern, s), m))
-            else:
-                out.append((ss_lv << shift | level * 4 + (sr[s] if ties else 0), m))
-        elif lv_s >= 0:
-            out.append((lv_s << shift | t.straight_inner(m, pattern), m))
+            key = t.same_suit_key(pattern, s)
+            if key >= 0:
+                out.append((key, m))
+        elif straights:
+            out.append((t.straight_key(m, pattern), m))
     return out
 
 
@@ -353,62 +306,46 @@ def _keyed_flushes(t: Tables, long_suits: list[tuple[int, int, int]], out: Keyed
     for s, p, k in long_suits:
         if k == 5:  # the usual case: the suit is the flush, unless it is a sequence
             if p not in t.suited_window_of:
-                out.append((_flush_key(t, p, s), p << s))
+                out.append((t.flush_key(p, s), p << s))
             continue
-        pats = _flush_patterns(t, p, k)
-        if t.flush_linear:
-            base, scale = t.flush_base[s], t.flush_scale
-            out += [(base + f * scale, f << s) for f in pats]
-        else:
-            base = t.lv_flush << TYPE_SHIFT
-            out += [(base | t.flush_inner(f, s), f << s) for f in pats]
+        key = t.flush_key
+        out += [(key(f, s), f << s) for f in _flush_patterns(t, p, k)]
 
 
-def _flush_key(t: Tables, p: int, s: int) -> int:
-    """Key of the flush of rank pattern ``p`` in suit ``s``."""
-    if t.flush_linear:
-        return t.flush_base[s] + p * t.flush_scale
-    return t.lv_flush << TYPE_SHIFT | t.flush_inner(p, s)
-
-
-def select_fives(keyed: Keyed, h: int, t: Tables, key: int) -> list[int]:
+def select_fives(keyed: Keyed, h: Mask, t: Tables, key: int) -> list[Mask]:
     """Plays from ``keyed`` that lie in hand ``h`` and beat a five-card play of ``key``."""
     fc = t.five_compare
     if fc is FiveCompare.HIGHEST_CARD:
         return [m for _, m in keyed if m & h == m and t.top_power(m) > key]
     i = bisect_right(keyed, (key, _TOP))
     if fc is FiveCompare.SAME_TYPE_ONLY:
-        limit = ((key >> TYPE_SHIFT) + 1) << TYPE_SHIFT
+        limit = five_key(five_level(key) + 1, 0)
         return [m for k, m in keyed[i:] if k < limit and m & h == m]
     return [m for _, m in keyed[i:] if m & h == m]
 
 
-def keyed_bombs(keyed: Keyed, h: int, t: Tables) -> Keyed:
+def keyed_bombs(keyed: Keyed, h: Mask, t: Tables) -> Keyed:
     """``(key, mask)`` of the plays from ``keyed`` in hand ``h`` whose type may bomb."""
-    if t.bomb_floor >= 0:  # see bombs
-        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
-        return [(k, m) for k, m in keyed[i:] if m & h == m] if i < len(keyed) else []
-    lv = t.bomb_levels
-    return [(k, m) for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
-
-
-def bombs(keyed: Keyed, h: int, t: Tables) -> list[int]:
-    """Plays from ``keyed`` in hand ``h`` whose type may bomb a smaller play."""
     if t.bomb_floor >= 0:
         # The bomb types are the top levels: their plays end the key-sorted list.
-        i = bisect_left(keyed, (t.bomb_floor << TYPE_SHIFT,))
-        return [m for _, m in keyed[i:] if m & h == m] if i < len(keyed) else []
+        i = bisect_left(keyed, (five_key(t.bomb_floor, 0),))
+        return [(k, m) for k, m in keyed[i:] if m & h == m] if i < len(keyed) else []
     lv = t.bomb_levels
-    return [m for k, m in keyed if k >> TYPE_SHIFT in lv and m & h == m]
+    return [(k, m) for k, m in keyed if five_level(k) in lv and m & h == m]
+
+
+def bombs(keyed: Keyed, h: Mask, t: Tables) -> list[Mask]:
+    """Plays from ``keyed`` in hand ``h`` whose type may bomb a smaller play."""
+    return [m for _, m in keyed_bombs(keyed, h, t)]
 
 
 # --- other sizes ------------------------------------------------------------------------------
 
 
-def dragon_plays(h: int, t: Tables, kmin: int = -1) -> list[int]:
+def dragon_plays(h: Mask, t: Tables, kmin: int = -1) -> list[Mask]:
     """Thirteen-card sequences 3..2 (``dragon_play``); key = suit rank of the two."""
     cnt = rank_counts(h)
-    if (cnt | cnt >> 1 | cnt >> 2) & ONES != ONES:
+    if ranks_held(cnt) != ONES:
         return []
     plays = [0]
     for r in range(13):
@@ -419,24 +356,24 @@ def dragon_plays(h: int, t: Tables, kmin: int = -1) -> list[int]:
     return [p for p in plays if dragon_key(p, t) > kmin]
 
 
-def dragon_key(m: int, t: Tables) -> int:
+def dragon_key(m: Mask, t: Tables) -> int:
     if not t.rules.suits_break_ties:
         return 0
     return t.suit_rank[t.nibble_suit[(m >> 48) & 15]]
 
 
-def _four_card_plays(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
+def _four_card_plays(h: Mask, t: Tables, cnt: int, kmin: int) -> list[Mask]:
     """Four-card plays: quads (key 64 + rank) and, if allowed, two pairs (key of high pair)."""
-    out = [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES) if 64 + t.rv[r] > kmin]
+    out = [15 << (r << 2) for r in rank_indices(ranks_quadrupled(cnt)) if 64 + t.rv[r] > kmin]
     if t.four_card is FourCard.QUADS_AND_TWO_PAIRS:
         out += _two_pairs(h, t, cnt, kmin)
     return out
 
 
-def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
+def _two_pairs(h: Mask, t: Tables, cnt: int, kmin: int) -> list[Mask]:
     """Two pairs as a four-card play, keyed by the higher pair."""
     out = []
-    prk = sorted(_ranks(((cnt >> 1) | (cnt >> 2)) & ONES), key=t.rv.__getitem__)
+    prk = sorted(rank_indices(ranks_paired(cnt)), key=t.rv.__getitem__)
     for i, lo in enumerate(prk):
         low_pairs = t.pair_masks[lo << 4 | (h >> (lo << 2)) & 15]
         for hi in prk[i + 1 :]:
@@ -446,7 +383,7 @@ def _two_pairs(h: int, t: Tables, cnt: int, kmin: int) -> list[int]:
     return out
 
 
-def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
+def _beating_pairs(h: Mask, t: Tables, key: int) -> list[Mask]:
     """Pairs that beat a pair of ``key``: the same rank's pairs with a higher key, then every
     pair of a higher rank (byte look-ups over the hand's cards of higher ranks)."""
     v = key >> 2  # rank value of the pair on the table
@@ -461,42 +398,39 @@ def _beating_pairs(h: int, t: Tables, key: int) -> list[int]:
 # --- rarer plays: seven-card straight flushes, chops, sequences of other lengths ---------
 
 
-def sf_plus_two(h: int, t: Tables) -> dict[int, int]:
+def sf_plus_two(h: Mask, t: Tables) -> dict[int, int]:
     """``{mask: key}`` of straight flushes with two extra cards; a seven-card set holding
     more than one straight flush takes the key of the best."""
     out: dict[int, int] = {}
     if h.bit_count() < 7:
         return out
-    ties = t.rules.suits_break_ties
     for s in (0, 1, 2, 3):
         for pattern in t.suited_windows_in[(h >> s) & ONES]:  # the windows complete in suit s
-            level = t.suited_window_of[pattern][1]
             sf = pattern << s
-            key = level * 4 + (t.suit_rank[s] if ties else 0)
-            for a, b in combinations(_bits(h & ~sf), 2):
+            key = t.suited_inner(pattern, s)
+            for a, b in combinations(card_bits(h & ~sf), 2):
                 m = sf | a | b
                 if out.get(m, -1) < key:
                     out[m] = key
     return out
 
 
-def sf_plus_two_key(m: int, t: Tables) -> int:
+def sf_plus_two_key(m: Mask, t: Tables) -> int:
     """Key of a seven-card play, or -1 if it holds no straight flush."""
     best = -1
-    ties = t.rules.suits_break_ties
-    for pattern, level, _tb, _rk in t.suited_windows:
+    for pattern, _level, _tb, _rk in t.suited_windows:
         for s in (0, 1, 2, 3):
             if (m >> s) & pattern == pattern:
-                best = max(best, level * 4 + (t.suit_rank[s] if ties else 0))
+                best = max(best, t.suited_inner(pattern, s))
     return best
 
 
-def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
+def pair_runs(h: Mask, t: Tables) -> list[tuple[int, int, int]]:
     """``(kind, key, mask)`` of runs of three or more consecutive pairs, threes to aces."""
     out: list[tuple[int, int, int]] = []
     cnt = rank_counts(h)
-    ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-    pairs_by_rank = {r: t.pairs[r << 4 | (h >> (r << 2)) & 15] for r in _ranks(ge2) if r < 12}
+    ge2 = ranks_paired(cnt)
+    pairs_by_rank = {r: t.pairs[r << 4 | (h >> (r << 2)) & 15] for r in rank_indices(ge2) if r < 12}
     for lo in range(12):
         runs: list[tuple[int, int]] = [(0, 0)]
         r = lo
@@ -509,12 +443,12 @@ def pair_runs(h: int, t: Tables) -> list[tuple[int, int, int]]:
     return out
 
 
-def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
+def sequence_runs(h: Mask, t: Tables, n: int) -> list[tuple[int, int]]:
     """``(key, mask)`` of sequences of ``n`` consecutive ranks, threes to aces (key: the power
     of the top card)."""
     out = []
     cnt = rank_counts(h)
-    ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+    ge1 = ranks_held(cnt)
     sg = t.singles
     power = t.power
     for pattern, ranks in t.runs[n]:
@@ -529,7 +463,7 @@ def sequence_runs(h: int, t: Tables, n: int) -> list[tuple[int, int]]:
     return out
 
 
-def _rare_leads(h: int, t: Tables) -> list[int]:
+def _rare_leads(h: Mask, t: Tables) -> list[Mask]:
     out: list[int] = []
     if t.sf_plus_two:
         out += sf_plus_two(h, t)
@@ -538,13 +472,13 @@ def _rare_leads(h: int, t: Tables) -> list[int]:
     return out
 
 
-def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
+def _rare_answers(h: Mask, t: Tables, kind: int, key: int) -> list[Mask]:
     """Answers that exist only under the rarer options (added to the ordinary answers)."""
     out: list[int] = []
     if t.chop:
         if kind == 1 and key == t.max_power:
             cnt = rank_counts(h)
-            out += [15 << (r << 2) for r in _ranks((cnt >> 2) & ONES)]
+            out += [15 << (r << 2) for r in rank_indices(ranks_quadrupled(cnt))]
             out += [m for _, _, m in pair_runs(h, t)]
         elif KIND_PAIR_RUN < kind < KIND_RUN:
             out += [m for k2, k, m in pair_runs(h, t) if k2 == kind and k > key]
@@ -561,7 +495,7 @@ def _rare_answers(h: int, t: Tables, kind: int, key: int) -> list[int]:
 # --- entry points ---------------------------------------------------------------------------
 
 
-def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
+def leading_plays(h: Mask, t: Tables, fives: Keyed | None = None) -> list[Mask]:
     """Every play allowed on an empty table.
 
     ``fives``: keyed five-card plays of a superset of ``h`` (a deal's per-seat list).
@@ -572,8 +506,8 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
     out = [*c[0][b0], *c[1][b1], *c[2][b2], *c[3][b3], *c[4][b4], *c[5][b5], *c[6][b6]]
     if t.two_pair_fours:
         out += _two_pairs(h, t, rank_counts(h), -1)
-    if fives is None:
-        out += five_card_leads(h, t)
+    if fives is None:  # a lead needs no key order: the plays as generated
+        out += [m for _, m in _five_card_plays(h, t)]
     elif fives:
         out += [m for _, m in fives if m & h == m]
     if t.rare_leads:
@@ -584,7 +518,9 @@ def leading_plays(h: int, t: Tables, fives: Keyed | None = None) -> list[int]:
     return out
 
 
-def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = None) -> list[int]:
+def beating_plays(
+    h: Mask, t: Tables, kind: int, key: int, fives: Keyed | None = None
+) -> list[Mask]:
     """Every play that beats a play of ``kind`` (its size) and ``key`` on the table."""
     if kind == 1:
         out = single_cards(h & t.above[key], t)
@@ -593,7 +529,7 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
             fives = five_card_keyed(h, t)
         out = select_fives(fives, h, t, key)
         if t.extra_answers:
-            if 5 in t.bomb_targets and key >> TYPE_SHIFT not in t.bomb_levels:
+            if 5 in t.bomb_targets and five_level(key) not in t.bomb_levels:
                 out = list(dict.fromkeys(out + bombs(fives, h, t)))
             if t.sf_plus_two:
                 out += sf_plus_two(h, t)
@@ -604,7 +540,7 @@ def beating_plays(h: int, t: Tables, kind: int, key: int, fives: Keyed | None = 
         out = []
         if t.triples_on:
             cnt = rank_counts(h)
-            for r in _ranks(((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES):
+            for r in rank_indices(ranks_tripled(cnt)):
                 if t.rv[r] > key:
                     out += t.triples[r << 4 | (h >> (r << 2)) & 15]
     elif kind == 4:

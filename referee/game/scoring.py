@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .compiled import ONES, TWOS, Tables, rank_counts
+from .bits import TWOS, has_four_of_a_kind, lowest_suit
+from .cards import Mask
+from .compiled import Tables
 from .movegen import five_card_keyed
 from .outcome import Outcome, Termination
 from .rules import CardValues, PenaltySchedule, RuleSet, Settlement
@@ -54,7 +56,7 @@ _PIP = list(range(1, 14))
 _TWOS_FIVE = [1] * 12 + [5]
 
 
-def card_points(hand: int, values: CardValues) -> int:
+def card_points(hand: Mask, values: CardValues) -> int:
     """Value of a hand's cards before multipliers."""
     if values is CardValues.FLAT:
         return hand.bit_count()
@@ -70,11 +72,11 @@ def tier_multiplier(cards: int, tiers: tuple[tuple[int, int], ...]) -> int:
     return mult
 
 
-def holds_power(hand: int, deal: FinishedDeal) -> bool:
+def holds_power(hand: Mask, deal: FinishedDeal) -> bool:
     """A two, four of a kind, or a straight flush in hand (for ``unused_power_doubles``)."""
     if hand & TWOS:
         return True
-    if (rank_counts(hand) >> 2) & ONES:
+    if has_four_of_a_kind(hand):
         return True
     t = deal.t
     for s in range(4):
@@ -118,17 +120,17 @@ def _finish_multiplier(deal: FinishedDeal) -> int:
         return 1
     if sched.finishing_twos_double and last & TWOS == last:
         return 2
-    if sched.special_finish_doubles:
-        cnt = rank_counts(last)
-        if last & TWOS or (cnt >> 2) & ONES or _is_straight_flush(last, deal):
-            return 2
+    if sched.special_finish_doubles and (
+        last & TWOS or has_four_of_a_kind(last) or _is_straight_flush(last, deal)
+    ):
+        return 2
     return 1
 
 
-def _is_straight_flush(m: int, deal: FinishedDeal) -> bool:
+def _is_straight_flush(m: Mask, deal: FinishedDeal) -> bool:
     if m.bit_count() != 5:
         return False
-    s = (m & -m).bit_length() - 1 & 3
+    s = lowest_suit(m)
     return m & deal.t.suit_masks[s] == m and (m >> s) in deal.t.suited_window_of
 
 
@@ -277,7 +279,7 @@ def _taiwan_loser(deal: FinishedDeal, winner: int) -> int:
     for s in seats:
         h = deal.hands[s]
         for key, m in five_card_keyed(h, t):
-            if (rank_counts(m) >> 2) & ONES or _is_straight_flush(m, deal):
+            if has_four_of_a_kind(m) or _is_straight_flush(m, deal):
                 honours.append((key, s))
     if honours:
         return max(honours)[1]
@@ -311,13 +313,13 @@ def _indonesia_points(deal: FinishedDeal, winner: int, pens: list[int]) -> list[
     return pts[:n]
 
 
-def _special_value(m: int, deal: FinishedDeal) -> int:
+def _special_value(m: Mask, deal: FinishedDeal) -> int:
     if m.bit_count() != 5:
         return 0
     if m & TWOS == TWOS:
         return 80
     if _is_straight_flush(m, deal):
         return 40
-    if (rank_counts(m) >> 2) & ONES:
+    if has_four_of_a_kind(m):
         return 20
     return 0

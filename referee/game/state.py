@@ -18,9 +18,25 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import NamedTuple
 
-from .cards import CardNotInHandError, DoesNotBeatError, NotACombinationError, card_text
+from .bits import (
+    ONES,
+    TWOS,
+    card_bits,
+    has_four_of_a_kind,
+    rank_counts,
+    ranks_exactly_paired,
+    ranks_held,
+)
+from .cards import (
+    Card,
+    CardNotInHandError,
+    DoesNotBeatError,
+    Mask,
+    NotACombinationError,
+    card_text,
+)
 from .combos import Play, beats, classify, kind_key_level
-from .compiled import ONES, TWOS, TYPE_SHIFT, Tables, rank_counts, tables_for
+from .compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo, Tables, five_level, tables_for
 from .movegen import (
     Keyed,
     beating_plays,
@@ -59,49 +75,85 @@ MAX_REDEALS = 1000
 """Give up redealing after this many thrown-in deals (a rule set could otherwise loop)."""
 
 
-class _Setup(NamedTuple):
-    """What every deal of one rule set starts from (see :func:`_setup_for`)."""
+@dataclass(frozen=True, slots=True)
+class TurnFlow:
+    """What a rule set makes of a pass and a play, worked out once per rule set (from ~40
+    options, which would cost more than a deal's other bookkeeping): the deal reads these
+    flags turn after turn, and each names the stage of :meth:`Deal.push` it selects."""
 
-    flags: tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]
-    """strict pass rule, pass ends the trick, draws on a pass, turn duties, plain passes,
-    plain answers to singles, out-of-turn bomb offers, exchanges before play, bombs that take
-    the trick: the ``Deal`` fields of those names."""
+    strict_pass: bool
+    """``pass_rule=trick``: a seat that passes is shut out until the trick ends."""
+    pass_ends_trick: bool
+    """``pass_rule=ends-trick``: one pass ends the trick."""
+    pass_draws: bool
+    """A pass draws from the stock (``pass_draw``)."""
+    turn_duties: bool
+    """Some turns carry a duty or a ban (last-card duty, forbidden last plays, the
+    triple-threes force, following the President): see :meth:`Deal._turn_duties`."""
+    plain_singles: bool
+    """The answers to a single are just the higher singles (no bombs, chops or seven-card
+    plays on a single)."""
+    bomb_offers: bool
+    """Seats may bomb out of turn (``bombs_out_of_turn``)."""
+    exchanges: bool
+    """Cards are exchanged or traded before play."""
+    bomb_takes_trick: bool
+    """A bomb on a play of another size ends the trick (``bomb_takes_trick``)."""
     after: dict[int, tuple[int, ...]]
     """Per direction step (1 or -1): the seat after each seat."""
 
 
-def _setup_for(rules: RuleSet) -> _Setup:
-    """The rule set's :class:`_Setup`, remembered on the rule set (like its tables): working
-    the flags out from ~40 options costs more than a deal's other bookkeeping."""
-    try:
-        return rules.__dict__["_deal_setup"]  # type: ignore[no-any-return]
-    except KeyError:
-        pass
+def _turn_flow(rules: RuleSet) -> TurnFlow:
     strict = rules.pass_rule is PassRule.TRICK
     ends_trick = rules.pass_rule is PassRule.ENDS_TRICK
     draws = rules.pass_draw is not PassDraw.NONE
-    turn_rules = (
-        rules.last_card_duty is not LastCardDuty.NONE
-        or bool(rules.forbidden_final)
-        or rules.triple_threes_force
-        or rules.follow_president
-    )
-    flags = (
-        strict,
-        ends_trick,
-        draws,
-        turn_rules,
-        not (strict or ends_trick or draws),
-        tables_for(rules).plain_singles,
-        rules.bombs_out_of_turn,
-        rules.exchange is not Exchange.NONE or rules.spare_trade,
-        rules.bomb_takes_trick,
-    )
     n = rules.players
-    after = {step: tuple((s + step) % n for s in range(n)) for step in (1, -1)}
-    setup = _Setup(flags, after)
-    object.__setattr__(rules, "_deal_setup", setup)
-    return setup
+    return TurnFlow(
+        strict_pass=strict,
+        pass_ends_trick=ends_trick,
+        pass_draws=draws,
+        turn_duties=(
+            rules.last_card_duty is not LastCardDuty.NONE
+            or bool(rules.forbidden_final)
+            or rules.triple_threes_force
+            or rules.follow_president
+        ),
+        plain_singles=tables_for(rules).plain_singles,
+        bomb_offers=rules.bombs_out_of_turn,
+        exchanges=rules.exchange is not Exchange.NONE or rules.spare_trade,
+        bomb_takes_trick=rules.bomb_takes_trick,
+        after={step: tuple((s + step) % n for s in range(n)) for step in (1, -1)},
+    )
+
+
+turn_flow_for = RuleSetMemo(_turn_flow, MAX_COMPILED_RULE_SETS)
+"""The :class:`TurnFlow` of a rule set (remembered like its tables)."""
+
+
+def following_holders(turn: tuple[int, ...], hands: list[int]) -> list[int]:
+    """Per seat, the next seat in turn order (``turn``: the seat after each seat) that holds
+    cards; a seat's own number when no other seat does."""
+    out = []
+    for seat in range(len(turn)):
+        s = turn[seat]
+        while not hands[s] and s != seat:
+            s = turn[s]
+        out.append(s)
+    return out
+
+
+def next_in_turn(following: list[int], locked: int, seat: int) -> int:
+    """The next seat after ``seat`` that holds cards (``following``, see
+    :func:`following_holders`) and is not shut out (bit per seat in ``locked``); ``seat``
+    itself when there is none."""
+    s = following[seat]
+    for _ in range(len(following)):
+        if not locked >> s & 1:
+            return s
+        if s == seat:
+            break
+        s = following[s]
+    return seat
 
 
 @dataclass(frozen=True)
@@ -147,20 +199,22 @@ class Deal:
 
     rules: RuleSet
     t: Tables
+    flow: TurnFlow
+    """What the rule set makes of a pass and a play."""
     rng: random.Random
     context: DealContext
-    hands: list[int]
-    dealt: list[int]
+    hands: list[Mask]
+    dealt: list[Mask]
     """Hands as dealt (after any spare card), for logs and scoring."""
     step: int
     to_move: int
-    opening_card: int = 0
+    opening_card: Mask = 0
     """A card the first play must contain (0: none)."""
     table_kind: int = 0
     """Size of the play on the table (0: the table is empty)."""
     table_key: int = 0
     table_level: int = -1
-    table_mask: int = 0
+    table_mask: Mask = 0
     table_seat: int = -1
     need: int = 0
     """Passes still to come before the trick ends (set by each play, counted down)."""
@@ -171,12 +225,12 @@ class Deal:
     """Index into ``history`` where the current trick began."""
     log: list[tuple[int, int, int]] = field(default_factory=list)
     """Turns as plain ``(seat, move, drew)`` tuples (see :attr:`history`)."""
-    stock: list[int] = field(default_factory=list)
-    discards: int = 0
-    trick_cards: int = 0
-    spare: int = 0
+    stock: list[Card] = field(default_factory=list)
+    discards: Mask = 0
+    trick_cards: Mask = 0
+    spare: Mask = 0
     spare_to: int = -1
-    set_aside: int = 0
+    set_aside: Mask = 0
     finished: list[int] = field(default_factory=list)
     starter: int = -1
     trick_winners: list[tuple[int, int]] = field(default_factory=list)
@@ -185,20 +239,11 @@ class Deal:
     redeals: int = 0
     n_active: int = 0
     """Seats still holding cards."""
-    _strict: bool = False
-    _ends_trick: bool = False
-    _draws: bool = False
-    _turn_rules: bool = False
-    _plain_pass: bool = False
-    """A pass only passes: no draw, no trick-ending or strict pass rule."""
-    _plain_singles: bool = False
-    _bomb_offers: bool = False
-    _exchanges: bool = False
-    """The rule set exchanges or trades cards before play."""
-    _bomb_wins: bool = False
-    """A bomb on a play of another size ends the trick (``bomb_takes_trick``)."""
-    _after: tuple[int, ...] = ()
-    """The seat after each seat in turn order (whether or not it still holds cards)."""
+    _turn: tuple[int, ...] = ()
+    """The seat after each seat in turn order (whether or not it holds cards)."""
+    _following: list[int] = field(default_factory=list)
+    """The next seat after each seat that holds cards (:func:`following_holders`), updated
+    when a seat plays out; with nobody shut out, it is who moves next."""
     phase: int = 0
     """0: play; 1: a decision before play (``decisions``); 2: an out-of-turn bomb offer
     (``interrupts``)."""
@@ -231,23 +276,12 @@ class Deal:
             rng = random.Random(rng)
         ctx = context or _FIRST_DEAL
         t = tables_for(rules)
-        setup = _setup_for(rules)
+        flow = turn_flow_for(rules)
         step = -1 if rules.direction is Direction.CLOCKWISE else 1
         if rules.direction is Direction.ALTERNATE and ctx.index % 2 == 1:
             step = -1
-        d = cls(rules, t, rng, ctx, [], [], step, 0)
-        (
-            d._strict,
-            d._ends_trick,
-            d._draws,
-            d._turn_rules,
-            d._plain_pass,
-            d._plain_singles,
-            d._bomb_offers,
-            d._exchanges,
-            d._bomb_wins,
-        ) = setup.flags
-        d._after = setup.after[step]
+        d = cls(rules, t, flow, rng, ctx, [], [], step, 0)
+        d._turn = flow.after[step]
         d._deal()
         return d
 
@@ -280,9 +314,10 @@ class Deal:
             self.redeals += 1
         self.dealt = list(self.hands)
         self._fives = [None] * n
-        if rules.twos_low_after_bomb and any((rank_counts(h) >> 2) & ONES for h in self.hands):
+        if rules.twos_low_after_bomb and any(has_four_of_a_kind(h) for h in self.hands):
             self.t = tables_for(rules, twos_low=True)
         self.n_active = n - self.hands.count(0)
+        self._following = following_holders(self._turn, self.hands)
         self._start()
 
     def _place_leftover(self, rest: list[int]) -> None:
@@ -328,7 +363,7 @@ class Deal:
     def _start(self) -> None:
         if self.rules.instant_wins and self._instant_end():
             return
-        if self._exchanges:
+        if self.flow.exchanges:
             self._plan_exchanges()
         if self.decisions:
             self.phase = 1
@@ -363,7 +398,7 @@ class Deal:
     def _in_hands(self) -> int:
         return sum(self.hands)  # the hands are disjoint, so their sum is their union
 
-    def _holder(self, card_bit: int) -> int:
+    def _holder(self, card_bit: Mask) -> int:
         for s, h in enumerate(self.hands):
             if h & card_bit:
                 return s
@@ -375,7 +410,7 @@ class Deal:
             return False
         for s, h in enumerate(self.hands):
             cnt = rank_counts(h)
-            ge1 = (cnt | cnt >> 1 | cnt >> 2) & ONES
+            ge1 = ranks_held(cnt)
             if InstantWin.FOUR_TWOS_DRAW in iw and h & TWOS == TWOS:
                 self._finish(Termination.DRAW, None, "all four twos: the deal is void")
                 return True
@@ -386,8 +421,7 @@ class Deal:
                 self._finish(Termination.INSTANT_WIN, s, "four twos")
                 return True
             if InstantWin.SIX_PAIRS in iw and h.bit_count() == 13:
-                ge2 = ((cnt >> 1) | (cnt >> 2)) & ONES
-                exact2 = ge2 & ~((cnt & (cnt >> 1)) | (cnt >> 2)) & ONES
+                exact2 = ranks_exactly_paired(cnt)
                 if exact2.bit_count() == 6 and ge1.bit_count() == 7:
                     if exact2 & 1:  # the pair of threes: 'dragun bla-bajd'
                         self._finish(Termination.INSTANT_LOSS, s, "six pairs with threes")
@@ -438,13 +472,13 @@ class Deal:
         )
         return sum(1 << c for c in cards[:k])
 
-    def _give(self, giver: int, receiver: int, cards: int) -> None:
+    def _give(self, giver: int, receiver: int, cards: Mask) -> None:
         self.hands[giver] &= ~cards
         self.hands[receiver] |= cards
         self.exchanges.append((giver, receiver, cards))
         self._fives[giver] = self._fives[receiver] = None
 
-    def _special_moves(self) -> list[int]:
+    def _special_moves(self) -> list[Mask]:
         seat = self.to_move
         h = self.hands[seat]
         if self.phase == 1:
@@ -452,7 +486,7 @@ class Deal:
             if d.kind == "trade":
                 lowest = next(c for c in self.t.by_order if h >> c & 1)
                 return [1 << lowest, PASS]
-            return [sum(c) for c in combinations(_bit_list(h), d.number)]
+            return [sum(c) for c in combinations(card_bits(h), d.number)]
         # An out-of-turn bomb offer: bombs that beat the table, or decline.
         plays = beating_plays(h, self.t, self.table_kind, self.table_key, self._fives_of(seat, h))
         lv = self.t.bomb_levels
@@ -464,7 +498,7 @@ class Deal:
         out.append(PASS)
         return out
 
-    def _push_special(self, seat: int, move: int) -> bool:
+    def _push_special(self, seat: int, move: Mask) -> bool:
         """Apply a decision or an out-of-turn offer; True when the move was consumed."""
         if self.phase == 1:
             d = self.decisions.pop(0)
@@ -498,13 +532,13 @@ class Deal:
         if self.outcome is not None or not self.table_kind:
             return
         normal = self.to_move
-        n = len(self.hands)
+        turn = self._turn
         t = self.t
         table = None  # the Play on the table, built once a seat holds a bomb
         offers = []
         s = player
-        for _ in range(n - 1):
-            s = (s + self.step) % n
+        for _ in range(len(self.hands) - 1):  # every other seat, in turn order
+            s = turn[s]
             if s in (normal, player) or not self.hands[s] or self.locked >> s & 1:
                 continue
             h = self.hands[s]
@@ -512,7 +546,7 @@ class Deal:
                 continue
             for k, m in keyed_bombs(self._fives_of(s, h), h, t):
                 table = table or self.table
-                if beats(Play(m, 5, k, k >> TYPE_SHIFT), table, t):
+                if beats(Play(m, 5, k, five_level(k)), table, t):
                     offers.append(s)
                     break
         if offers:
@@ -539,6 +573,7 @@ class Deal:
         """Team tie: everyone gets five fresh cards; the lowest card opens (000 wiki)."""
         deck = shuffled_bits(self.rng, _DECK)
         self.hands = [sum(deck[5 * s : 5 * s + 5]) for s in range(4)]
+        self._following = following_holders(self._turn, self.hands)
         self.shootouts.append(list(self.hands))
         self._fives = [None] * 4
         self.n_active = 4
@@ -574,15 +609,9 @@ class Deal:
 
     def next_seat(self, seat: int) -> int:
         """The next seat in turn order that still holds cards and is not shut out."""
-        hands, locked, after = self.hands, self.locked, self._after
-        s = seat
-        for _ in range(len(hands)):
-            s = after[s]
-            if hands[s] and not locked >> s & 1:
-                return s
-        return seat
+        return next_in_turn(self._following, self.locked, seat)
 
-    def legal_moves(self) -> list[int]:
+    def legal_moves(self) -> list[Mask]:
         """Every legal move for the seat to move (``PASS`` included where allowed)."""
         if self.outcome is not None:
             return []
@@ -591,12 +620,10 @@ class Deal:
         seat = self.to_move
         h = self.hands[seat]
         kind = self.table_kind
-        if kind == 1 and self._plain_singles:
-            # The commonest turn: answering a single (what beating_plays does, inlined).
-            m = h & self.t.above[self.table_key]
-            if not m:
-                return [PASS]  # no duty applies to a seat with nothing to play
-            plays = single_cards(m, self.t) if m & (m - 1) else [m]
+        if kind == 1 and self.flow.plain_singles:
+            # The commonest turn: answering a single, when the answers are only the higher
+            # singles (beating_plays, without its dispatch on the table's kind).
+            plays = single_cards(h & self.t.above[self.table_key], self.t)
             may_pass = True
         elif not kind:
             plays = leading_plays(h, self.t, self._fives_of(seat, h))
@@ -610,14 +637,14 @@ class Deal:
             fives = self._fives_of(seat, h) if kind == 5 or kind in t.bomb_targets else None
             plays = beating_plays(h, t, kind, self.table_key, fives)
             may_pass = True
-        if self._turn_rules:
+        if self.flow.turn_duties:
             plays, may_pass = self._turn_duties(seat, h, plays, may_pass)
         if may_pass or not plays:
             plays.append(PASS)
         return plays
 
     def _turn_duties(
-        self, seat: int, h: int, plays: list[int], may_pass: bool
+        self, seat: int, h: Mask, plays: list[int], may_pass: bool
     ) -> tuple[list[int], bool]:
         """Rules about this particular turn: last-card duty, forbidden last plays, the
         triple-threes force and following the President."""
@@ -656,7 +683,7 @@ class Deal:
             may_pass = False
         return plays, may_pass
 
-    def _fives_of(self, seat: int, h: int) -> Keyed:
+    def _fives_of(self, seat: int, h: Mask) -> Keyed:
         fives = self._fives[seat]
         if fives is None:
             fives = self._fives[seat] = five_card_keyed(h, self.t)
@@ -664,15 +691,9 @@ class Deal:
 
     def next_seat_any(self, seat: int) -> int:
         """Next seat still holding cards, ignoring the strict-pass lock (for duties)."""
-        n = self.rules.players
-        s = seat
-        for _ in range(n):
-            s = (s + self.step) % n
-            if self.hands[s]:
-                return s
-        return seat
+        return self._following[seat]
 
-    def _highest_card(self, h: int) -> int:
+    def _highest_card(self, h: Mask) -> int:
         order = self.t.order
         best, best_o = 0, -1
         m = h
@@ -685,7 +706,7 @@ class Deal:
         return best
 
     # --- moves --------------------------------------------------------------------------
-    def play(self, move: int) -> None:
+    def play(self, move: Mask) -> None:
         """Check ``move`` against every rule and apply it; errors name the broken rule."""
         if self.outcome is not None:
             raise DoesNotBeatError("the deal is over")
@@ -721,7 +742,7 @@ class Deal:
                 )
         return "you may not pass now"
 
-    def _why_not(self, move: int) -> str:
+    def _why_not(self, move: Mask) -> str:
         """Name the rule that refuses a combination which would otherwise beat the table."""
         if self.phase == 1:
             return "a decision before play is asked for, not a play"
@@ -737,25 +758,13 @@ class Deal:
             return "that combination may not lead (it only answers certain plays)"
         return "that play may not be made now"
 
-    def push(self, move: int) -> None:
+    def push(self, move: Mask) -> None:
         """Apply a move taken from :meth:`legal_moves` (not re-checked)."""
         seat = self.to_move
         if self.phase and self._push_special(seat, move):
             return
         if not move:
-            if self._plain_pass and self.table_kind and seat != self.table_seat:
-                # The commonest pass, inline: an answer declined under no special pass rule
-                # (_pass handles every case; this is its plain branch, kept here because a
-                # deal is mostly passes).
-                self.log.append((seat, PASS, 0))
-                self.need -= 1
-                if self.need <= 0:
-                    self._end_trick()
-                    return
-                nxt = self._after[seat]
-                self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
-            else:
-                self._pass(seat)
+            self._pass(seat)
             return
         hands = self.hands
         h = hands[seat] ^ move
@@ -776,20 +785,20 @@ class Deal:
         self.lead_passes = 0
         if not h and self._out(seat, move):
             return
-        if self._bomb_wins and self.table_kind == 5 and answered not in (0, 5):
+        flow = self.flow
+        if flow.bomb_takes_trick and self.table_kind == 5 and answered not in (0, 5):
             # 001:41 an honour hand dropped on a smaller play 'takes the round outright'
             self._end_trick()
             return
-        if self._strict:
+        if flow.strict_pass:
             self._after_strict_play(seat, h)
             return
         self.need = self.n_active - 1 if h else self.n_active
-        nxt = self._after[seat]
-        self.to_move = nxt if hands[nxt] else self.next_seat(seat)
-        if self._bomb_offers:
+        self.to_move = self._following[seat]
+        if flow.bomb_offers:
             self._offer_bombs(seat)
 
-    def _classified(self, seat: int, move: int) -> tuple[int, int, int]:
+    def _classified(self, seat: int, move: Mask) -> tuple[int, int, int]:
         """``(kind, key, level)`` of a legal play of two or more cards.  A five-card play came
         from the seat's index, which already holds its key (classifying it again costs more
         than finding it there)."""
@@ -797,17 +806,22 @@ class Deal:
         if fives and move.bit_count() == 5 and self.t.five_compare is not FiveCompare.HIGHEST_CARD:
             for k, m in fives:
                 if m == move:
-                    return 5, k, k >> TYPE_SHIFT
+                    return 5, k, five_level(k)
         found = kind_key_level(move, self.t)
         if found is None:  # pragma: no cover - push is only given legal moves
             raise NotACombinationError("not a combination")
         return found
 
-    def _out(self, seat: int, move: int) -> bool:
+    def _out(self, seat: int, move: Mask) -> bool:
         """``seat`` just played its last card: record it; True if that ends the deal."""
         hands = self.hands
         self.n_active -= 1
         self.finished.append(seat)
+        following = self._following
+        successor = following[seat]
+        for s, nxt in enumerate(following):
+            if nxt == seat:
+                following[s] = successor
         if self.rules.play_to_end and self.n_active > 1:
             return False
         self.finished += [s for s in range(len(hands)) if hands[s]]
@@ -818,10 +832,10 @@ class Deal:
         self._finish(Termination.PLAYED_OUT, self.finished[0], "")
         return True
 
-    def _after_strict_play(self, seat: int, h: int) -> None:
+    def _after_strict_play(self, seat: int, h: Mask) -> None:
         """Who moves after a play under the strict pass rule (seats that passed are out of
         the trick)."""
-        hands, locked = self.hands, self.locked
+        locked = self.locked
         # The seats still in the trick besides the player: every shut-out seat holds cards
         # (it passed on its turn and has not played since).
         others = self.n_active - (1 if h else 0) - locked.bit_count()
@@ -833,14 +847,14 @@ class Deal:
                 self._end_trick()
             return
         self.need = others
-        nxt = self._after[seat]
-        self.to_move = nxt if hands[nxt] and not locked >> nxt & 1 else self.next_seat(seat)
-        if self._bomb_offers:
+        self.to_move = next_in_turn(self._following, locked, seat)
+        if self.flow.bomb_offers:
             self._offer_bombs(seat)
 
     def _pass(self, seat: int) -> None:
-        """A pass, whatever the table and the pass rules (push inlines the plain case)."""
-        drew = self._draw(seat) if self._draws else 0
+        """A pass, whatever the table and the pass rules."""
+        flow = self.flow
+        drew = self._draw(seat) if flow.pass_draws else 0
         self.log.append((seat, PASS, drew))
         if not self.table_kind:
             # A leader with no allowed lead gives the lead to the next seat.
@@ -850,10 +864,10 @@ class Deal:
                 return
             self.to_move = self.next_seat(seat)
             return
-        if self._ends_trick or seat == self.table_seat:
+        if flow.pass_ends_trick or seat == self.table_seat:
             self._end_trick()
             return
-        if self._strict:
+        if flow.strict_pass:
             self.locked |= 1 << seat
             nxt = self.next_seat(seat)
             if nxt == seat or self.locked >> nxt & 1:
@@ -865,8 +879,7 @@ class Deal:
         if self.need <= 0:
             self._end_trick()
             return
-        nxt = self._after[seat]
-        self.to_move = nxt if self.hands[nxt] else self.next_seat(seat)
+        self.to_move = self._following[seat]
 
     def _draw(self, seat: int) -> int:
         pd = self.rules.pass_draw
@@ -908,15 +921,6 @@ class Deal:
     # --- convenience --------------------------------------------------------------------
     def cards_left(self) -> list[int]:
         return [h.bit_count() for h in self.hands]
-
-
-def _bit_list(m: int) -> list[int]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(low)
-        m ^= low
-    return out
 
 
 _POINTS = ((8, 1), (9, 2), (10, 3), (11, 4), (12, 5))

@@ -10,31 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import card_text, iter_cards, move_id
+from .cards import Mask, card_text, iter_cards, move_id
 from .combos import Play, kind_name
 from .state import PASS, Deal
 
 _CACHE_MAX = 1 << 16
-"""Card sets remembered per rule set's tables (cleared when full): requests repeat the same
-sets turn after turn (every earlier play in ``history``, the hand, the legal moves), and
-sorting and naming cards was most of the referee's CPU per move."""
+"""Card sets remembered per rule set's tables (``Tables.card_texts``, cleared when full):
+requests repeat the same sets turn after turn (every earlier play in ``history``, the hand,
+the legal moves), and sorting and naming cards was most of the referee's CPU per move."""
 
 
-def _texts_cache(deal: Deal) -> dict[int, tuple[str, ...]]:
-    tables = deal.t.__dict__
-    try:
-        cache: dict[int, tuple[str, ...]] = tables["_cards_json"]
-    except KeyError:
-        cache = tables.setdefault("_cards_json", {})
-    return cache
-
-
-def cards_json(mask: int, deal: Deal) -> list[str]:
+def cards_json(mask: Mask, deal: Deal) -> list[str]:
     """Card texts sorted low to high in the rule set's order (how a player sorts a hand).
 
     A fresh list every time (callers may keep or change it); the sorting is remembered.
     """
-    cache = _texts_cache(deal)
+    cache = deal.t.card_texts
     texts = cache.get(mask)
     if texts is None:
         order = deal.t.order
@@ -55,7 +46,7 @@ def play_json(play: Play, deal: Deal) -> dict[str, Any]:
     return out
 
 
-def turn_json(seat: int, move: int, deal: Deal) -> dict[str, Any]:
+def turn_json(seat: int, move: Mask, deal: Deal) -> dict[str, Any]:
     if move == PASS:
         return {"seat": seat, "pass": True}
     return {"seat": seat, "cards": cards_json(move, deal)}

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from referee.game.cards import CardError, move_id, parse_move
+from referee.game.compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
 from referee.game.view import legal_moves_json, observation
@@ -38,19 +39,16 @@ class AnswerFault(StrEnum):
     """Cards held, but not a legal play now (not a combination, too low, rule forbids)."""
 
 
-def rules_json(rules: RuleSet) -> dict[str, Any]:
-    """``{"name", "options"}`` of a rule set, as sent in every request.
+def _rules_json(rules: RuleSet) -> dict[str, Any]:
+    return {"name": rules.name, "options": rules.options()}
 
-    Built once per rule set and remembered on the instance (building it walks ~40 options,
-    which would cost more than the rest of a move request): the same dict is shared by every
-    request, so a receiver must not modify it.
-    """
-    try:
-        return rules.__dict__["_wire_json"]  # type: ignore[no-any-return]
-    except KeyError:
-        value = {"name": rules.name, "options": rules.options()}
-        object.__setattr__(rules, "_wire_json", value)
-        return value
+
+rules_json = RuleSetMemo(_rules_json, MAX_COMPILED_RULE_SETS)
+"""``{"name", "options"}`` of a rule set, as sent in every request.
+
+Built once per rule set and remembered (building it walks ~40 options, which would cost more
+than the rest of a move request): the same dict is shared by every request, so a receiver must
+not modify it."""
 
 
 def move_request(
