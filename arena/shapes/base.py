@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from types import UnionType
+from typing import Annotated, Any, ClassVar, TypeVar, Union, get_args, get_origin
 
 from flask import current_app, request
 from pydantic import (
@@ -220,17 +221,22 @@ def api_error(model: type[Shape], exc: ValidationError) -> ApiError:
 # --- queries ---------------------------------------------------------------------------------
 
 
+QUERY_DIGITS = 18
+"""Digits of the longest integer a query parameter may hold (an id, as in URLs)."""
+
+
 def from_query(model: type[S]) -> S:
     """The request's query string as ``model``: integers must be whole numbers in ASCII
-    digits (at most nine), anything else is a 400 ``bad_query``; parameters the shape does
-    not name are ignored (links carry what they like)."""
+    digits (at most ``QUERY_DIGITS``; the shape bounds them), anything else is a 400
+    ``bad_query``; parameters the shape does not name are ignored (links carry what they
+    like)."""
     data: dict[str, Any] = {}
     for name, field in model.model_fields.items():
         raw = request.args.get(name)
         if raw is None:
             continue
         if _is_int(field.annotation):
-            if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
+            if not raw.isascii() or not raw.isdigit() or len(raw) > QUERY_DIGITS:
                 raise ApiError(400, "bad_query", f"{name} must be a whole number")
             data[name] = int(raw)
         else:
@@ -239,7 +245,12 @@ def from_query(model: type[S]) -> S:
 
 
 def _is_int(annotation: Any) -> bool:
-    return annotation is int or int in getattr(annotation, "__args__", ())
+    """Whether a field holds an integer (``int``, ``Annotated[int, ...]``, ``... | None``)."""
+    if get_origin(annotation) is Annotated:
+        return _is_int(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_is_int(a) for a in get_args(annotation))
+    return annotation is int
 
 
 # --- documenting -----------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from .base import Between, DefaultSetting, Length, OneOf, Shape
 
 MAX_SEED = 2**62
 """Largest seed a client may give (a match or a tournament's deals replay from it)."""
+MAX_ID = 10**18 - 1
+"""Largest id a query may name (18 digits, as the ``id`` converter of URLs takes)."""
 
 RULESET = ("a preset or alias, optionally followed by '+key=value,...' option changes "
            "(docs/rules.md, 'Naming a rule set in one string'); its canonical name must fit "
@@ -158,7 +160,7 @@ class BotsQuery(Paging):
 class MatchesQuery(CursorPaging):
     state: Annotated[str, OneOf(("queued", "running", "finished", "failed"),
                                 code="bad_query")] | None = None
-    bot: Annotated[int, Between(1, MAX_SEED),
+    bot: Annotated[int, Between(1, MAX_ID),
                    Field(description="only the matches this bot sat in")] | None = None
 
 

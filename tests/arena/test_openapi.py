@@ -159,6 +159,39 @@ def test_every_documented_request_schema_is_what_its_endpoint_refuses(
     assert checked > 60
 
 
+@both_backends
+def test_every_documented_query_parameter_is_what_its_endpoint_takes(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    """Each bound of a query parameter, just inside it (taken) and just outside (a 400),
+    and each enum's values (taken) and another value (a 400)."""
+    bot_id, _ = submit(client, "query-probe", sample_bots["random"])
+    doc = client.get("/api/openapi.json").get_json()
+    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1}
+    checked = 0
+    for path, ops in doc["paths"].items():
+        url = re.sub(r"{(\w+)}", lambda m: str(ids[m.group(1)]), path)
+        op = ops.get("get")
+        if op is None or "/api/" not in path:
+            continue
+        for param in op.get("parameters", []):
+            if param["in"] != "query":
+                continue
+            schema, name = param["schema"], param["name"]
+            good = [schema[k] for k in ("minimum", "maximum", "default") if k in schema]
+            good += schema.get("enum", [])
+            bad: list[Any] = [schema["minimum"] - 1] if "minimum" in schema else []
+            bad += [schema["maximum"] + 1] if "maximum" in schema else []
+            bad += ["not-a-value"] if "enum" in schema else []
+            bad += ["abc"] if schema.get("type") == "integer" else []
+            for value, taken in [(v, True) for v in good] + [(v, False) for v in bad]:
+                r = client.get(f"{url}?{name}={value}")
+                where = f"GET {path}?{name}={value}: {r.status_code} {r.get_json()}"
+                assert (r.status_code != 400) if taken else (r.status_code == 400), where
+                checked += 1
+    assert checked > 40
+
+
 def test_bounds_in_the_document_are_the_apps_settings(app: Flask, client: FlaskClient) -> None:
     app.config["MATCH_MAX_DEALS"] = 7
     app.config["API_MAX_PAGE_LIMIT"] = 33
