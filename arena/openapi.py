@@ -37,6 +37,7 @@ Answers = dict[int, "tuple[type[BaseModel] | str | None, str]"]
 description)."""
 
 HTML = "text/html"
+PAGES = "web pages"
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def page(summary: str, *, errors: dict[int, str] | None = None,
          answers: Answers | None = None) -> Callable[[F], F]:
     """Document an HTML page (200 HTML, 404 when what it shows does not exist)."""
     op = Operation(summary, answers or {200: (HTML, "the page")},
-                   errors=errors or {}, tag="web pages")
+                   errors=errors or {}, tag=PAGES)
 
     def mark(view: F) -> F:
         view.__dict__[OP_MARK] = op
@@ -183,9 +184,10 @@ def _operation(op: Operation, view: Any, components: Components) -> dict[str, An
         errors[422] = "this Idempotency-Key was used with another body"
     errors.update(op.errors)
     error_ref = components.ref(Error)
+    html = op.tag == PAGES  # a page's errors are pages too (its 429 is JSON, as every 429)
     for status, description in sorted(errors.items()):
-        responses.setdefault(str(status), {"description": description, "content": {
-            "application/json": {"schema": error_ref}}})
+        responses.setdefault(str(status), {"description": description, "content": (
+            {HTML: {}} if html else {"application/json": {"schema": error_ref}})})
     if _mark(view, LIMITED_MARK):
         responses["429"] = {"description": "rate limited (docs/api.md, Rate limits)",
                             "headers": RETRY_AFTER,

@@ -158,7 +158,7 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
 @limited("bot_submit", methods=("POST",))
 @page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) shows the owner "
       "token once and follows the health check a worker runs",
-      errors={400: "the form again, with what is wrong (HTML)"})
+      errors={400: "the form again, with what is wrong"})
 def bot_new() -> tuple[str, int] | str | Response:
     """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
     shows the owner token once and follows the check (``static/check.js`` polls
@@ -205,7 +205,7 @@ def bot_new() -> tuple[str, int] | str | Response:
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
 @page("Rotate the bot's signing secret (form: owner_token, csrf_token): shows the new secret "
-      "once", errors={403: "the bot page, with the error (HTML)", 404: "no such bot (HTML)"})
+      "once", errors={403: "the bot page, with the error", 404: "no such bot"})
 def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
     """The owner rotates the bot's signing secret (owner token in the form, CSRF-checked);
     the new secret is shown once, on a page that is never cached."""
@@ -230,7 +230,7 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 
 @bp.get("/bots/<id:bot_id>")
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
-      errors={404: "no such bot (HTML)"})
+      errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
              status: int = 200) -> tuple[str, int] | str:
     s = session()

@@ -163,7 +163,7 @@ def _entrant_choices() -> tuple[list[Bot], bool]:
 @page("Create and start a tournament: the form (GET); POST (form fields, csrf_token, "
       "admin_token) redirects to the new tournament",
       answers={200: ("text/html", "the form"), 302: (None, "to the new tournament")},
-      errors={400: "the form again, with what is wrong (HTML)"})
+      errors={400: "the form again, with what is wrong"})
 def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     s = session()
     bots, more_bots = _entrant_choices()
@@ -270,7 +270,7 @@ def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
 
 @bp.get("/tournaments/<id:tournament_id>")
 @page("A tournament: bracket picture or standings, updating live (?round=, ?tables= for one "
-      "page of a large one)", errors={404: "no such tournament (HTML)"})
+      "page of a large one)", errors={404: "no such tournament"})
 def tournament_page(tournament_id: int) -> tuple[str, int] | str:
     s = session()
     t = s.get(Tournament, tournament_id)
@@ -285,7 +285,7 @@ def tournament_page(tournament_id: int) -> tuple[str, int] | str:
 @page("The live part of the tournament page (an HTML fragment with an ETag: 304 while "
       "nothing changed)", answers={200: ("text/html", "the fragment"),
                                    304: (None, "unchanged")},
-      errors={404: "no such tournament (HTML)"})
+      errors={404: "no such tournament"})
 def tournament_live(tournament_id: int) -> Response:
     s = session()
     t = s.get(Tournament, tournament_id)
