@@ -198,8 +198,9 @@ def api_error(model: type[Shape], exc: ValidationError) -> ApiError:
                             ("missing", "missing_field", "missing field(s)")):
         hits = [e for e in errors if e["type"] == kind]
         if hits:
-            parent = hits[0]["loc"][:-1]
-            names = sorted(str(e["loc"][-1]) for e in hits if e["loc"][:-1] == parent)
+            parent = hits[0]["loc"][:-1]  # () or a nested object's field ("limits")
+            names = sorted(".".join(map(str, e["loc"])) for e in hits
+                           if e["loc"][:-1] == parent)
             return ApiError(400, code, f"{say}: {', '.join(names)}")
     order = list(model.model_fields)
     first = min(errors, key=lambda e: order.index(str(e["loc"][0]))
@@ -208,7 +209,7 @@ def api_error(model: type[Shape], exc: ValidationError) -> ApiError:
     ctx = first.get("ctx") or {}
     if not loc:  # a model-level rule (``_no_nulls``, or a shape's own validator)
         return ApiError(int(ctx.get("status", 400)), first["type"], first["msg"])
-    name = str([part for part in loc if isinstance(part, str)][-1])
+    name = ".".join(part for part in loc if isinstance(part, str))  # "limits.deadline_ms"
     kind = first["type"]
     if kind in TYPE_ERRORS:
         top = str(loc[0])
