@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 HEADER = "Idempotency-Key"
+IDEMPOTENT_MARK = "_arena_idempotent"
+"""Set on the views that honour the header (the OpenAPI document names it for them)."""
 KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 KEPT_HEADERS = ("Content-Type", "Location", "Cache-Control")
 PURGE_BATCH = 100
@@ -291,4 +293,5 @@ def idempotent(view: F) -> F:
                 _store(s, claimed, resp)
         return resp
 
+    wrapper.__dict__[IDEMPOTENT_MARK] = True
     return wrapper  # type: ignore[return-value]

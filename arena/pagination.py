@@ -21,7 +21,7 @@ from typing import Any
 
 from flask import current_app
 
-from .errors import ApiError, query_int
+from .errors import ApiError
 
 MAX_CURSOR_CHARS = 200
 """Longest cursor token accepted (a real one is about 30 characters)."""
@@ -50,15 +50,10 @@ def decode_cursor(token: str, kind: str) -> int:
     return value
 
 
-def page_limit() -> int:
-    """``?limit=`` bounded by ``API_MAX_PAGE_LIMIT`` (default ``API_PAGE_LIMIT``)."""
-    cfg = current_app.config
-    return query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
-
-
-def keyset_args(kind: str) -> tuple[int | None, int]:
-    """The (cursor key or None for the first page, limit) of a keyset list request.  The
-    ``page`` parameter of offset lists is refused with a pointer to ``cursor``."""
+def keyset_args(kind: str, limit: int | None) -> tuple[int | None, int]:
+    """The (cursor key or None for the first page, limit) of a keyset list request
+    (``limit``: the query's, validated; None for ``API_PAGE_LIMIT``).  The ``page``
+    parameter of offset lists is refused with a pointer to ``cursor``."""
     from flask import request
 
     if "page" in request.args:
@@ -66,7 +61,7 @@ def keyset_args(kind: str) -> tuple[int | None, int]:
                        "next_cursor (?cursor=...) instead of page")
     token = request.args.get("cursor")
     key = None if token is None else decode_cursor(token, kind)
-    return key, page_limit()
+    return key, limit or int(current_app.config["API_PAGE_LIMIT"])
 
 
 def keyset_page(kind: str, items: list[Any], rows: list[Any], limit: int,

@@ -21,13 +21,17 @@ from sqlalchemy.orm import Session, selectinload
 from .. import bots as bot_service
 from .. import idempotency
 from ..charts import rating_chart
-from ..errors import ApiError, check_fields, json_object, optional_json_object, want_bool, want_str
+from ..errors import ApiError
 from ..idempotency import idempotent
 from ..limits import limited
 from ..models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from ..openapi import operation, page
 from ..pagination import keyset_args, keyset_page
 from ..ratings import rating_series
 from ..security import hash_token, is_admin, new_token, token_matches
+from ..shapes import from_query
+from ..shapes import responses as out
+from ..shapes.requests import BotChange, BotsQuery, CursorPaging, Empty, NewBot, Paging
 from ..signing import bot_secret, rotate
 from ..storage import session
 from .matches import seats_with_bots
@@ -152,6 +156,9 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
 
 @bp.route("/bots/new", methods=["GET", "POST"])
 @limited("bot_submit", methods=("POST",))
+@page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) shows the owner "
+      "token once and follows the health check a worker runs",
+      errors={400: "the form again, with what is wrong"})
 def bot_new() -> tuple[str, int] | str | Response:
     """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
     shows the owner token once and follows the check (``static/check.js`` polls
@@ -197,6 +204,8 @@ def bot_new() -> tuple[str, int] | str | Response:
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
+@page("Rotate the bot's signing secret (form: owner_token, csrf_token): shows the new secret "
+      "once", errors={403: "the bot page, with the error", 404: "no such bot"})
 def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
     """The owner rotates the bot's signing secret (owner token in the form, CSRF-checked);
     the new secret is shown once, on a page that is never cached."""
@@ -220,6 +229,8 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 
 
 @bp.get("/bots/<id:bot_id>")
+@page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
+      errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
              status: int = 200) -> tuple[str, int] | str:
     s = session()
@@ -277,11 +288,15 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
 @bp.post("/api/bots")
 @limited("bot_submit")
 @idempotent
+@operation("Submit a bot: 202 at once with the owner token (shown once); a worker runs the "
+           "health check (poll check_url)",
+           {202: (out.BotCreated, "stored, check queued (Location: the bot)")}, body=NewBot,
+           errors={409: "name taken, or the URL's endpoint belongs to another live bot",
+                   422: "URL refused by the SSRF guard"})
 def create_bot() -> Response:
     app = app_object()
-    data = json_object()
-    check_fields(data, {"name", "url"}, {"name", "url"})
-    name, url = want_str(data, "name").strip(), want_str(data, "url").strip()
+    body = NewBot.from_body()
+    name, url = body.name.strip(), body.url.strip()
     problem = bot_service.name_problem(name, int(app.config["BOT_NAME_MAX"]))
     if problem:
         raise ApiError(400, "bad_name", problem)
@@ -313,8 +328,10 @@ def create_bot() -> Response:
 
 @bp.get("/api/bots")
 @limited("pages")
+@operation("List bots", {200: (out.Page[out.Bot], "a page of bots")}, query=BotsQuery)
 def list_bots() -> Response:
-    status = request.args.get("status")
+    query = from_query(BotsQuery)
+    status = query.status
     stmt = select(Bot).where(Bot.deleted_at.is_(None)).order_by(Bot.id)
     if status is not None:
         if status == "active":
@@ -325,16 +342,16 @@ def list_bots() -> Response:
         elif status == "unhealthy":
             stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == "passed",
                               Bot.health_paused.is_(True))
-        elif status in ("pending", "rejected"):
+        else:  # pending or rejected
             stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
                 "pending" if status == "pending" else "failed"))
-        else:
-            raise ApiError(400, "bad_query",
-                           "status must be active, paused, pending, rejected or unhealthy")
-    return paginate(stmt.options(selectinload(Bot.ratings)), bot_json, render_all=bots_json)
+    return paginate(stmt.options(selectinload(Bot.ratings)), query, bot_json,
+                    render_all=bots_json)
 
 
 @bp.get("/api/bots/<id:bot_id>")
+@operation("One bot (with its URL for the owner)", {200: (out.Bot, "the bot")},
+           auth="optional", errors={404: "no such bot"})
 def show_bot(bot_id: int) -> Response:
     bot = get_bot(bot_id)
     return jsonify(bot_json(bot, private=is_owner(bot)))
@@ -342,16 +359,20 @@ def show_bot(bot_id: int) -> Response:
 
 @bp.patch("/api/bots/<id:bot_id>")
 @limited("url_change")
+@operation("Change the URL (checked by a job: 202; the bot plays on its old URL until the new "
+           "one passes) or pause/resume",
+           {200: (out.Bot, "the changed bot"),
+            202: (out.BotChecking, "new URL reserved, check queued")},
+           body=BotChange, auth="owner",
+           errors={404: "no such bot", 409: "the URL's endpoint belongs to another live bot",
+                   422: "URL refused by the SSRF guard"})
 def update_bot(bot_id: int) -> Response:
     app = app_object()
     bot = get_bot(bot_id)
     require_owner(bot)
-    data = json_object()
-    check_fields(data, {"url", "paused"})
-    if not data:
-        raise ApiError(400, "missing_field", "give url and/or paused")
-    paused = want_bool(data, "paused") if "paused" in data else None
-    url = want_str(data, "url").strip() if "url" in data else None
+    body = BotChange.from_body()
+    paused = body.paused
+    url = body.url.strip() if body.url is not None else None
     s = session()
     check = None
     if url is not None and url not in (bot.url, bot.pending_url):
@@ -380,6 +401,8 @@ def update_bot(bot_id: int) -> Response:
 
 
 @bp.delete("/api/bots/<id:bot_id>")
+@operation("Delete the bot (its matches and rating history stay)",
+           {204: (None, "deleted")}, auth="owner", errors={404: "no such bot"})
 def delete_bot(bot_id: int) -> tuple[str, int]:
     bot = get_bot(bot_id)
     require_owner(bot)
@@ -392,12 +415,15 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
 
 @bp.post("/api/bots/<id:bot_id>/signing-secret")
 @idempotent
+@operation("Rotate the bot's request-signing secret (shown once; matches that start from now "
+           "on use it)", {200: (out.SigningSecret, "the new secret")}, body=Empty,
+           body_required=False, auth="owner", errors={404: "no such bot"})
 def rotate_signing_secret(bot_id: int) -> Response:
     """A new signing secret, shown once; the old one stops working for every match and
     health check that starts from now on (a match already running finishes with it)."""
     bot = get_bot(bot_id)
     require_owner(bot)
-    check_fields(optional_json_object(), set())
+    Empty.from_body(optional=True)
     rotate(app_object(), bot)
     bot.updated_at = utcnow()
     resp = jsonify({"bot_id": bot.id, **signing_secret_fields(bot)})
@@ -407,6 +433,9 @@ def rotate_signing_secret(bot_id: int) -> Response:
 
 @bp.get("/api/bots/<id:bot_id>/check")
 @limited("pages")
+@operation("The bot's newest submission / URL-change / re-check check: poll until done",
+           {200: (out.CheckStatus, "the check")},
+           errors={404: "no such bot, or it has no check"})
 def bot_check(bot_id: int) -> Response:
     """The bot's newest submission / URL-change / re-check check (poll until ``done``)."""
     bot = get_bot(bot_id)
@@ -422,11 +451,14 @@ def bot_check(bot_id: int) -> Response:
 @bp.post("/api/bots/<id:bot_id>/check")
 @limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
 @idempotent
+@operation("Ask for a health check now (owner): 202, poll check_url",
+           {202: (out.BotChecking, "check queued")}, body=Empty, body_required=False,
+           auth="owner", errors={404: "no such bot"})
 def bot_recheck(bot_id: int) -> Response:
     """The owner asks for a check now (e.g. after fixing an unhealthy bot)."""
     bot = get_bot(bot_id)
     require_owner(bot)
-    check_fields(optional_json_object(), set())  # no fields; a malformed body is still a 400
+    Empty.from_body(optional=True)  # no fields; a malformed body is still a 400
     s = session()
     check = bot_service.recheck(s, bot)
     return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
@@ -434,8 +466,12 @@ def bot_recheck(bot_id: int) -> Response:
 
 @bp.get("/api/bots/<id:bot_id>/versions")
 @limited("pages")
+@operation("Every URL the bot has had (the URLs for the owner only)",
+           {200: (out.Page[out.BotVersion], "versions")}, query=Paging, auth="optional",
+           errors={404: "no such bot"})
 def bot_versions(bot_id: int) -> Response:
     bot = get_bot(bot_id)
+    query = from_query(Paging)
     private = is_owner(bot)
 
     def render(v: BotVersion) -> dict[str, Any]:
@@ -445,20 +481,24 @@ def bot_versions(bot_id: int) -> Response:
         return out
 
     stmt = select(BotVersion).where(BotVersion.bot_id == bot.id).order_by(BotVersion.version)
-    return paginate(stmt, render)
+    return paginate(stmt, query, render)
 
 
 @bp.get("/api/bots/<id:bot_id>/health")
 @limited("pages")
+@operation("Health checks of the bot, newest first",
+           {200: (out.CursorPage[out.HealthCheck], "checks")}, query=CursorPaging,
+           errors={404: "no such bot"})
 def bot_health(bot_id: int) -> Response:
     bot = get_bot(bot_id)
+    query = from_query(CursorPaging)
 
     def render(h: HealthCheck) -> dict[str, Any]:
         return {"at": iso(h.at), "ok": h.ok if h.state == "done" else None,
                 "state": bot_service.check_state(h), "purpose": h.purpose,
                 "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
 
-    key, limit = keyset_args("health")
+    key, limit = keyset_args("health", query.limit)
     stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)
     if key is not None:
         stmt = stmt.where(HealthCheck.id < key)

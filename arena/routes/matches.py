@@ -9,11 +9,12 @@ the same few statements whatever its length (``tests/arena/test_read_path.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, render_template, url_for
 from sqlalchemy import Select, select
 from sqlalchemy.orm import joinedload, selectinload
 
@@ -21,32 +22,32 @@ from referee.runner import log as referee_log
 from referee.runner.match import Limits
 
 from .. import idempotency
-from ..errors import (
-    ApiError,
-    check_fields,
-    json_object,
-    optional_json_object,
-    query_int,
-    want_bool,
-    want_int,
-    want_str,
-)
+from ..errors import ApiError
 from ..families import storable_ruleset
 from ..idempotency import idempotent
 from ..ladder import run_round
 from ..limits import limited
 from ..matches import DuplicateEndpointError, create_match, default_limits, enqueue_match
 from ..models import Bot, BotVersion, Match, MatchResult, MatchSeat, RatingEvent
+from ..openapi import operation, page
 from ..pagination import keyset_args, keyset_page
 from ..replay import replay_frames
+from ..shapes import from_query
+from ..shapes import responses as out
+from ..shapes.requests import (
+    CursorPaging,
+    LadderRound,
+    LogQuery,
+    MatchesQuery,
+    MatchLimits,
+    NewMatch,
+)
 from ..storage import session
 from ..tournaments.models import TournamentMatch
-from .plumbing import MAX_ID, app_object, get_bot, get_bots, iso, page_not_found, require_admin
+from .plumbing import app_object, get_bot, get_bots, iso, page_not_found, require_admin
 
 bp = Blueprint("matches", __name__)
 
-MAX_SEED = 2**62
-STATES = ("queued", "running", "finished", "failed")
 
 
 def get_match(match_id: int) -> Match:
@@ -69,32 +70,12 @@ def seats_loaded() -> Any:
                                             joinedload(MatchSeat.bot_version))
 
 
-def limits_from_json(data: Any) -> Limits:
-    """A match's (or a tournament's) ``limits`` object; what it leaves out is the default."""
+def match_limits(given: MatchLimits | None) -> Limits:
+    """A match's (or a tournament's) limits: what the body leaves out is the default."""
     base = default_limits(current_app.config)
-    if not isinstance(data, dict):
-        raise ApiError(400, "wrong_type", "limits must be an object")
-    check_fields(data, {"deadline_ms", "time_bank_ms", "max_strikes", "call_deadline_ms"})
-    return Limits(
-        deadline_ms=want_int(data, "deadline_ms", 10, 60_000) if "deadline_ms" in data
-        else base.deadline_ms,
-        time_bank_ms=want_int(data, "time_bank_ms", 0, 600_000) if "time_bank_ms" in data
-        else base.time_bank_ms,
-        max_strikes=want_int(data, "max_strikes", 1, 10_000) if "max_strikes" in data
-        else base.max_strikes,
-        call_deadline_ms=want_int(data, "call_deadline_ms", 10, 60_000)
-        if "call_deadline_ms" in data else base.call_deadline_ms,
-    )
-
-
-def bot_ids(data: dict[str, Any]) -> list[int]:
-    """A body's ``bots``: a list of bot ids."""
-    ids = data["bots"]
-    if not isinstance(ids, list) or not all(
-        isinstance(b, int) and not isinstance(b, bool) for b in ids
-    ):
-        raise ApiError(400, "wrong_type", "bots must be a list of bot ids")
-    return ids
+    if given is None:
+        return base
+    return dataclasses.replace(base, **given.model_dump(exclude_none=True))
 
 
 # --- JSON renderings -------------------------------------------------------------------------
@@ -115,11 +96,11 @@ def seat_json(seat: MatchSeat) -> dict[str, Any]:
     }
 
 
-def matches_page(kind: str, ids_stmt: Select[Any]) -> Response:
+def matches_page(kind: str, ids_stmt: Select[Any], limit: int | None) -> Response:
     """One keyset page of matches, newest first: ``ids_stmt`` selects match ids in
     descending order (the caller adds the filters); this adds the cursor and the limit,
     then reads those matches and their seats in two more statements."""
-    key, limit = keyset_args(kind)
+    key, limit = keyset_args(kind, limit)
     id_col = ids_stmt.selected_columns[0]
     if key is not None:
         ids_stmt = ids_stmt.where(id_col < key)
@@ -207,6 +188,7 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
 
 
 @bp.get("/matches/<id:match_id>")
+@page("A match: results, downloads and a turn-by-turn replay")
 def match_page(match_id: int) -> tuple[str, int] | str:
     s = session()
     m = s.get(Match, match_id, options=[seats_with_bots(), selectinload(Match.result)])
@@ -225,6 +207,9 @@ def match_page(match_id: int) -> tuple[str, int] | str:
 
 @bp.get("/matches/<id:match_id>/replay.json")
 @limited("downloads")
+@operation("The replay frames of a finished match (hands, plays, latency, faults, scores "
+           "after every turn), for the match page", {200: (out.Replay, "replay")},
+           errors={404: "no such match", 409: "the match has not finished"})
 def match_replay(match_id: int) -> Response:
     """What the match page's replay draws, turn by turn (``static/replay.js``)."""
     s = session()
@@ -247,14 +232,14 @@ def match_replay(match_id: int) -> Response:
 
 @bp.get("/api/matches")
 @limited("pages")
+@operation("List matches, newest first", {200: (out.CursorPage[out.Match], "matches")},
+           query=MatchesQuery)
 def list_matches() -> Response:
-    state = request.args.get("state")
-    if state is not None and state not in STATES:
-        raise ApiError(400, "bad_query", "state must be queued, running, finished or failed")
-    if "bot" in request.args:
-        bot_id = query_int("bot", 0, 1, MAX_ID)
+    query = from_query(MatchesQuery)
+    state = query.state
+    if query.bot is not None:
         # ix_match_seats_bot_id_match_id (then the match's state by primary key).
-        ids = select(MatchSeat.match_id).distinct().where(MatchSeat.bot_id == bot_id)
+        ids = select(MatchSeat.match_id).distinct().where(MatchSeat.bot_id == query.bot)
         if state is not None:
             ids = ids.join(Match, Match.id == MatchSeat.match_id).where(Match.state == state)
     else:
@@ -262,47 +247,49 @@ def list_matches() -> Response:
         ids = select(Match.id)
         if state is not None:
             ids = ids.where(Match.state == state)
-    return matches_page("matches", ids)
+    return matches_page("matches", ids, query.limit)
 
 
 @bp.get("/api/bots/<id:bot_id>/matches")
 @limited("pages")
+@operation("Matches the bot sat in, newest first",
+           {200: (out.CursorPage[out.Match], "matches")}, query=CursorPaging,
+           errors={404: "no such bot"})
 def bot_matches(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
+    query = from_query(CursorPaging)
     # ix_match_seats_bot_id_match_id, read backwards from the cursor.
     return matches_page("bot-matches", select(MatchSeat.match_id).distinct()
-                        .where(MatchSeat.bot_id == bot.id))
+                        .where(MatchSeat.bot_id == bot.id), query.limit)
 
 
 @bp.post("/api/matches")
 @limited("admin")
 @idempotent
+@operation("Create a match (operator); it is queued and played by a worker",
+           {202: (out.Match, "queued (Location: the match)")}, body=NewMatch, auth="admin",
+           errors={404: "no such bot"})
 def create_match_view() -> Response:
     require_admin()
     cfg = current_app.config
-    data = json_object()
-    check_fields(data, {"bots", "ruleset", "deals", "seed", "rated", "limits"}, {"bots"})
-    ruleset = want_str(data, "ruleset") if "ruleset" in data else str(cfg["MATCH_RULESET"])
+    body = NewMatch.from_body()
     try:
-        rules = storable_ruleset(ruleset)
+        rules = storable_ruleset(body.ruleset or str(cfg["MATCH_RULESET"]))
     except ValueError as exc:
         raise ApiError(400, "unknown_ruleset", str(exc)) from None
-    ids = bot_ids(data)
+    ids = body.bots
     if len(ids) != rules.players:
         raise ApiError(400, "wrong_seat_count",
                        f"{rules.name} needs {rules.players} bots, got {len(ids)}")
     if len(set(ids)) != len(ids):
         raise ApiError(400, "duplicate_bot", "a bot may sit at a table only once")
-    deals = want_int(data, "deals", 1, int(cfg["MATCH_MAX_DEALS"])) if "deals" in data \
-        else int(cfg["MATCH_DEALS"])
-    seed = want_int(data, "seed", 0, MAX_SEED) if "seed" in data else None
-    rated = want_bool(data, "rated") if "rated" in data else True
-    limits = limits_from_json(data["limits"]) if "limits" in data else default_limits(cfg)
     s = session()
     bots = get_bots(ids)
     try:
-        match = create_match(s, bots=bots, ruleset=rules.name, deals=deals, limits=limits,
-                             kind="admin", seed=seed, rated=rated)
+        match = create_match(s, bots=bots, ruleset=rules.name,
+                             deals=body.deals or int(cfg["MATCH_DEALS"]),
+                             limits=match_limits(body.limits), kind="admin", seed=body.seed,
+                             rated=body.rated)
     except DuplicateEndpointError:
         raise ApiError(400, "duplicate_endpoint", "two of these bots are called at the same "
                        "endpoint; one endpoint may sit in one seat of a match only") from None
@@ -315,6 +302,8 @@ def create_match_view() -> Response:
 
 
 @bp.get("/api/matches/<id:match_id>")
+@operation("A match: state, standings, per-seat latency and strikes",
+           {200: (out.Match, "the match")}, errors={404: "no such match"})
 def show_match(match_id: int) -> Response:
     match = session().get(Match, match_id, options=[seats_loaded(), selectinload(Match.result)])
     if match is None:
@@ -324,10 +313,11 @@ def show_match(match_id: int) -> Response:
 
 @bp.get("/api/matches/<id:match_id>/log")
 @limited("downloads")
+@operation("Download the match log (v2: seats named by bot id, no URLs), JSON or JSON Lines",
+           {200: ("application/json", "the log (JSON, or JSON Lines with ?format=jsonl)")},
+           query=LogQuery, errors={404: "no such match", 409: "the match has not finished"})
 def match_log(match_id: int) -> Response:
-    fmt = request.args.get("format", "json")
-    if fmt not in ("json", "jsonl"):
-        raise ApiError(400, "bad_query", "format must be json or jsonl")
+    fmt = from_query(LogQuery).format
     match = get_match(match_id)
     result = session().scalar(select(MatchResult).where(MatchResult.match_id == match.id))
     if result is None:
@@ -347,11 +337,12 @@ def match_log(match_id: int) -> Response:
 @bp.post("/api/ladder/rounds")
 @limited("admin")
 @idempotent
+@operation("Run one matchmaking round now (operator; the clock runs them anyway)",
+           {202: (out.LadderRoundDone, "matches created")}, body=LadderRound,
+           body_required=False, auth="admin")
 def ladder_round() -> tuple[Response, int]:
     """The operator plays a ladder round now (the clock does it on its own schedule)."""
     require_admin()
-    data = optional_json_object()
-    check_fields(data, {"max_matches"})
-    limit = want_int(data, "max_matches", 1, 1000) if "max_matches" in data else None
-    created = run_round(app_object(), max_matches=limit)
+    body = LadderRound.from_body(optional=True)
+    created = run_round(app_object(), max_matches=body.max_matches)
     return jsonify({"matches": created}), 202

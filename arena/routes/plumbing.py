@@ -24,15 +24,14 @@ from flask import Flask, Response, current_app, jsonify, render_template, reques
 from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 
-from ..errors import ApiError, query_int
+from ..errors import ApiError
 from ..models import Bot, utcnow
 from ..security import bearer_token, is_admin, token_matches
+from ..shapes.requests import Paging
 from ..storage import session
 
 MAX_ID = 2**62
 """Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
-MAX_PAGE = 1_000_000
-"""Largest ``page`` of an offset-paginated list."""
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")
@@ -53,19 +52,16 @@ def app_object() -> Flask:
     return current_app._get_current_object()  # type: ignore[attr-defined, no-any-return]
 
 
-def page_args() -> tuple[int, int]:
-    """``?page=`` (from 1) and ``?limit=`` (up to ``API_MAX_PAGE_LIMIT``) of an offset list."""
-    cfg = current_app.config
-    page = query_int("page", 1, 1, MAX_PAGE)
-    limit = query_int("limit", int(cfg["API_PAGE_LIMIT"]), 1, int(cfg["API_MAX_PAGE_LIMIT"]))
-    return page, limit
+def page_args(query: Paging) -> tuple[int, int]:
+    """The page (from 1) and the page size of an offset list's validated query."""
+    return query.page, query.limit or int(current_app.config["API_PAGE_LIMIT"])
 
 
-def paginate(stmt: Select[Any], render: Callable[[Any], Any], *,
+def paginate(stmt: Select[Any], query: Paging, render: Callable[[Any], Any], *,
              render_all: Callable[[Any], list[Any]] | None = None) -> Response:
     """An offset page of a short list (``render`` per row, or ``render_all`` for the whole
     page at once when rows need related data loaded together)."""
-    page, limit = page_args()
+    page, limit = page_args(query)
     s = session()
     total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
     rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()

@@ -20,8 +20,12 @@ from ..charts import rating_chart
 from ..families import FAMILY_OF, family_of
 from ..limits import limited
 from ..models import Bot, Rating, RatingEvent, RatingFamily
+from ..openapi import operation, page
 from ..pagination import keyset_args, keyset_page
 from ..ratings import rating_series
+from ..shapes import from_query
+from ..shapes import responses as out
+from ..shapes.requests import HistoryQuery, RatingsQuery
 from ..storage import session
 from .plumbing import arg_int, get_bot, iso, page_args, provisional
 
@@ -43,6 +47,8 @@ def rating_json(r: Rating) -> dict[str, Any]:
 
 @bp.get("/leaderboard")
 @limited("pages")
+@page("Leaderboard of a rating family (?family=, ?page=, ?q= a name prefix) with a "
+      "rating-history chart")
 def leaderboard() -> str:
     """One page of a family's leaderboard (``?page=``), optionally only the bots whose name
     starts with ``?q=`` (case-insensitive), with each row's rank in the whole family."""
@@ -93,6 +99,7 @@ def leaderboard() -> str:
 
 
 @bp.get("/api/families")
+@operation("Rating families and the presets in each", {200: (out.Families, "families")})
 def list_families() -> Response:
     s = session()
     counts = {f.name: f.results for f in s.scalars(select(RatingFamily))}
@@ -106,12 +113,15 @@ def list_families() -> Response:
 
 @bp.get("/api/ratings")
 @limited("pages")
+@operation("Leaderboard of one rating family", {200: (out.Leaderboard, "leaderboard")},
+           query=RatingsQuery)
 def leaderboard_json() -> Response:
-    family = request.args.get("family", DEFAULT_FAMILY)
+    query = from_query(RatingsQuery)
+    family = query.family
     stmt = (select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
             .where(Rating.family == family, Bot.deleted_at.is_(None))
             .order_by(Rating.rating.desc(), Rating.bot_id))
-    page, limit = page_args()
+    page, limit = page_args(query)
     first_rank = (page - 1) * limit
 
     rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
@@ -129,13 +139,16 @@ def leaderboard_json() -> Response:
 
 @bp.get("/api/bots/<id:bot_id>/ratings")
 @limited("pages")
+@operation("Rating history of the bot, oldest first",
+           {200: (out.CursorPage[out.RatingEvent], "rating changes")}, query=HistoryQuery,
+           errors={404: "no such bot"})
 def bot_rating_history(bot_id: int) -> Response:
     bot = get_bot(bot_id, include_deleted=True)
-    key, limit = keyset_args("ratings")
+    query = from_query(HistoryQuery)
+    key, limit = keyset_args("ratings", query.limit)
     stmt = select(RatingEvent).where(RatingEvent.bot_id == bot.id)
-    family = request.args.get("family")
-    if family is not None:
-        stmt = stmt.where(RatingEvent.family == family)
+    if query.family is not None:
+        stmt = stmt.where(RatingEvent.family == query.family)
     if key is not None:
         stmt = stmt.where(RatingEvent.id > key)
 

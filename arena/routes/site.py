@@ -15,7 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import contains_eager
 
 from ..models import Bot, Match, Rating, RatingFamily
+from ..openapi import operation, page
 from ..queue import get_queue
+from ..shapes import responses as out
 from ..storage import get_db, session
 from ..tournaments.models import Tournament
 from .matches import seats_with_bots
@@ -56,6 +58,8 @@ SITE_COUNTS = SiteCounts()
 
 
 @bp.get("/")
+@page("Home page: counts, live and recent tournaments, the top of the leaderboard, recent "
+      "matches")
 def home() -> str:
     s = session()
     cfg = current_app.config
@@ -80,11 +84,14 @@ def home() -> str:
 
 
 @bp.get("/healthz")
+@operation("Liveness: the process answers", {200: (out.Probe, "alive")})
 def healthz() -> Response:
     return jsonify({"status": "ok"})
 
 
 @bp.get("/readyz")
+@operation("Readiness: the database and Redis answer (the failing part is named, never why)",
+           {200: (out.Readiness, "ready"), 503: (out.Readiness, "not ready")})
 def readyz() -> tuple[Response, int]:
     # Public: it says which part is down, never why (error texts carry host names, users and
     # driver versions); the reason goes to the log.

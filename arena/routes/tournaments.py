@@ -34,23 +34,18 @@ from referee import preset_names
 
 from .. import idempotency
 from ..charts import bracket_layout
-from ..errors import (
-    ApiError,
-    check_fields,
-    json_object,
-    optional_json_object,
-    want_bool,
-    want_int,
-    want_str,
-)
+from ..errors import ApiError
 from ..idempotency import idempotent
 from ..limits import limited
-from ..matches import default_limits
 from ..models import Bot, Rating
+from ..openapi import Answers, operation, page
 from ..security import is_admin
+from ..shapes import from_query
+from ..shapes import responses as out
+from ..shapes.requests import Empty, NewTournament, TournamentsQuery
 from ..storage import session
 from ..tournaments import service
-from ..tournaments.models import FORMATS, Tournament
+from ..tournaments.models import Tournament
 from ..tournaments.present import (
     archive,
     bracket_json,
@@ -61,7 +56,7 @@ from ..tournaments.present import (
     tournament_json,
     tournaments_json,
 )
-from .matches import MAX_SEED, bot_ids, limits_from_json
+from .matches import match_limits
 from .plumbing import (
     FORM_EXPIRED,
     app_object,
@@ -76,10 +71,6 @@ from .ratings import DEFAULT_FAMILY
 
 bp = Blueprint("tournaments", __name__)
 
-FIELDS = {"name", "format", "ruleset", "deals", "limits", "duplicate", "advance", "rounds",
-          "cycles", "rated", "seed", "bots", "start"}
-NAME_MAX = 80
-STATES = ("created", "running", "finished", "cancelled")
 
 
 def get_tournament(tournament_id: int) -> Tournament:
@@ -89,38 +80,22 @@ def get_tournament(tournament_id: int) -> Tournament:
     return t
 
 
-def new_tournament(data: dict[str, Any]) -> Tournament:
-    """Validate a creation body and add the tournament to the session (shared by the JSON
-    API and the web form, which builds the same dict)."""
+def new_tournament(body: NewTournament) -> Tournament:
+    """Add the tournament a creation body describes to the session (shared by the JSON API
+    and the web form, which builds the same body)."""
     cfg = current_app.config
-    check_fields(data, FIELDS, {"bots", "format"})
-    name = want_str(data, "name").strip() if "name" in data else ""
-    if len(name) > NAME_MAX:
-        raise ApiError(400, "bad_name", f"name must be at most {NAME_MAX} characters")
-    fmt = want_str(data, "format")
-    if fmt not in FORMATS:
-        raise ApiError(400, "bad_format", f"format must be one of {', '.join(FORMATS)}")
-    ruleset = want_str(data, "ruleset") if "ruleset" in data else str(cfg["MATCH_RULESET"])
-    deals = want_int(data, "deals", 1, int(cfg["MATCH_MAX_DEALS"])) if "deals" in data \
-        else int(cfg["MATCH_DEALS"])
-    limits = limits_from_json(data["limits"]) if "limits" in data else default_limits(cfg)
-    duplicate = want_bool(data, "duplicate") if "duplicate" in data else False
-    advance = want_int(data, "advance", 1, 3) if "advance" in data else None
-    rounds = want_int(data, "rounds", 1, 100) if "rounds" in data else None
-    cycles = want_int(data, "cycles", 1, 10) if "cycles" in data else 1
-    rated = want_bool(data, "rated") if "rated" in data else True
-    seed = want_int(data, "seed", 0, MAX_SEED) if "seed" in data else None
-    ids = bot_ids(data)
-    if len(ids) > int(cfg["TOURNAMENT_MAX_ENTRANTS"]):
+    if len(body.bots) > int(cfg["TOURNAMENT_MAX_ENTRANTS"]):
         raise ApiError(400, "too_many_entrants",
                        f"at most {cfg['TOURNAMENT_MAX_ENTRANTS']} entrants")
-    bots = get_bots(ids)
+    bots = get_bots(body.bots)
+    name = (body.name or "").strip()
     try:
         return service.create_tournament(
-            session(), name=name or f"{fmt.replace('_', ' ').title()} tournament",
-            format=fmt, ruleset=ruleset, bots=bots, deals=deals, limits=limits,
-            duplicate=duplicate, advance=advance, rounds=rounds, cycles=cycles, rated=rated,
-            seed=seed)
+            session(), name=name or f"{body.format.replace('_', ' ').title()} tournament",
+            format=body.format, ruleset=body.ruleset or str(cfg["MATCH_RULESET"]), bots=bots,
+            deals=body.deals or int(cfg["MATCH_DEALS"]), limits=match_limits(body.limits),
+            duplicate=body.duplicate, advance=body.advance, rounds=body.rounds,
+            cycles=body.cycles, rated=body.rated, seed=body.seed)
     except service.TournamentError as exc:
         raise ApiError(400, exc.code, str(exc)) from None
 
@@ -163,6 +138,7 @@ TOURNAMENT_RENDERS = RenderCache()
 
 @bp.get("/tournaments")
 @limited("pages")
+@page("Tournaments, newest first")
 def tournaments() -> str:
     s = session()
     rows = s.scalars(select(Tournament).order_by(Tournament.id.desc()).limit(100)).all()
@@ -184,6 +160,10 @@ def _entrant_choices() -> tuple[list[Bot], bool]:
 
 @bp.route("/tournaments/new", methods=["GET", "POST"])
 @limited("admin", methods=("POST",))
+@page("Create and start a tournament: the form (GET); POST (form fields, csrf_token, "
+      "admin_token) redirects to the new tournament",
+      answers={200: ("text/html", "the form"), 302: (None, "to the new tournament")},
+      errors={400: "the form again, with what is wrong"})
 def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     s = session()
     bots, more_bots = _entrant_choices()
@@ -226,7 +206,7 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     tid = None
     if not errors:
         try:
-            t = new_tournament(body)
+            t = new_tournament(NewTournament.validate_json(body))
             s.commit()
             tid = t.id
         except ApiError as exc:
@@ -289,6 +269,8 @@ def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
 
 
 @bp.get("/tournaments/<id:tournament_id>")
+@page("A tournament: bracket picture or standings, updating live (?round=, ?tables= for one "
+      "page of a large one)", errors={404: "no such tournament"})
 def tournament_page(tournament_id: int) -> tuple[str, int] | str:
     s = session()
     t = s.get(Tournament, tournament_id)
@@ -300,6 +282,10 @@ def tournament_page(tournament_id: int) -> tuple[str, int] | str:
 
 
 @bp.get("/tournaments/<id:tournament_id>/live")
+@page("The live part of the tournament page (an HTML fragment with an ETag: 304 while "
+      "nothing changed)", answers={200: ("text/html", "the fragment"),
+                                   304: (None, "unchanged")},
+      errors={404: "no such tournament"})
 def tournament_live(tournament_id: int) -> Response:
     s = session()
     t = s.get(Tournament, tournament_id)
@@ -332,11 +318,16 @@ def _created(s: Session, t: Tournament) -> Response:
 @bp.post("/api/tournaments")
 @limited("admin")
 @idempotent
+@operation("Create a tournament (operator): format, rule set, deals per match, limits, "
+           "entrants; optionally start it", {201: (out.Tournament, "created")},
+           body=NewTournament, auth="admin",
+           errors={400: "malformed, or a tournament that cannot be made (too few entrants, a "
+                        "bad advance count...)", 404: "no such bot"})
 def create() -> Response:
     require_admin()
-    data = json_object()
-    t = new_tournament(data)
-    start_now = want_bool(data, "start") if "start" in data else False
+    body = NewTournament.from_body()
+    t = new_tournament(body)
+    start_now = body.start
     s = session()
     s.flush()
     tid = t.id
@@ -351,25 +342,32 @@ def create() -> Response:
 
 @bp.get("/api/tournaments")
 @limited("pages")
+@operation("List tournaments, newest first",
+           {200: (out.Page[out.Tournament], "a page of tournaments")}, query=TournamentsQuery)
 def index() -> Response:
+    query = from_query(TournamentsQuery)
     stmt = select(Tournament).order_by(Tournament.id.desc())
-    state = request.args.get("state")
-    if state is not None:
-        if state not in STATES:
-            raise ApiError(400, "bad_query",
-                           "state must be created, running, finished or cancelled")
-        stmt = stmt.where(Tournament.state == state)
-    return paginate(stmt, lambda t: t, render_all=lambda rows: tournaments_json(session(), rows))
+    if query.state is not None:
+        stmt = stmt.where(Tournament.state == query.state)
+    return paginate(stmt, query, lambda t: t,
+                    render_all=lambda rows: tournaments_json(session(), rows))
 
 
 @bp.get("/api/tournaments/<id:tournament_id>")
+@operation("A tournament: settings, entrants and seeds, progress",
+           {200: (out.Tournament, "the tournament")}, errors={404: "no such tournament"})
 def show(tournament_id: int) -> Response:
     return jsonify(tournament_json(session(), get_tournament(tournament_id)))
 
 
+STEP_ANSWERS: Answers = {200: (out.Tournament, "the tournament, with a report")}
+STEP_ERRORS = {404: "no such tournament",
+               409: "the tournament is not in a state that allows this"}
+
+
 def _operator_step(tournament_id: int, step: str) -> Response:
     require_admin()
-    check_fields(optional_json_object(), set())
+    Empty.from_body(optional=True)
     get_tournament(tournament_id)
     s = session()
     s.rollback()  # hold no transaction (on SQLite: no lock) while the step runs
@@ -395,6 +393,8 @@ def _operator_step(tournament_id: int, step: str) -> Response:
 @bp.post("/api/tournaments/<id:tournament_id>/start")
 @limited("admin")
 @idempotent
+@operation("Start (operator): seed by Elo, schedule, open round 1", STEP_ANSWERS, body=Empty,
+           body_required=False, auth="admin", errors=STEP_ERRORS)
 def start(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "start")
 
@@ -402,6 +402,9 @@ def start(tournament_id: int) -> Response:
 @bp.post("/api/tournaments/<id:tournament_id>/advance")
 @limited("admin")
 @idempotent
+@operation("Run the idempotent advance step now (operator; the workers and the "
+           "clock run it anyway)", STEP_ANSWERS, body=Empty,
+           body_required=False, auth="admin", errors=STEP_ERRORS)
 def advance(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "advance")
 
@@ -409,24 +412,33 @@ def advance(tournament_id: int) -> Response:
 @bp.post("/api/tournaments/<id:tournament_id>/cancel")
 @limited("admin")
 @idempotent
+@operation("Cancel (operator); matches already queued still play", STEP_ANSWERS, body=Empty,
+           body_required=False, auth="admin", errors=STEP_ERRORS)
 def cancel(tournament_id: int) -> Response:
     return _operator_step(tournament_id, "cancel")
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/standings")
 @limited("pages")
+@operation("Standings with every tie-break key", {200: (out.Standings, "standings")},
+           errors={404: "no such tournament"})
 def standings(tournament_id: int) -> Response:
     return jsonify(standings_json(session(), get_tournament(tournament_id)))
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/bracket")
 @limited("pages")
+@operation("Rounds, tables, seats, matches, results and advancers", {200: (out.Bracket, "bracket")},
+           errors={404: "no such tournament"})
 def bracket(tournament_id: int) -> Response:
     return jsonify(bracket_json(session(), get_tournament(tournament_id)))
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/archive")
 @limited("downloads")
+@operation("Every match log of the tournament in one zip, with the standings as "
+           "CSV and JSON and the bracket", {200: ("application/zip", "download")},
+           errors={404: "no such tournament"})
 def download(tournament_id: int) -> Response:
     t = get_tournament(tournament_id)
     resp = Response(archive(session(), t), mimetype="application/zip")
