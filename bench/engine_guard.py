@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 WORKLOAD = r"""
-import random, sys
+import gc, random, sys
 tree, games = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, tree)
 import referee
@@ -52,13 +52,15 @@ def play(rules, rng, count):
             deal.push(moves[int(rnd() * len(moves))])
         turns += len(deal.log)
     return turns
-total = 0
+work = []
 for name in PRESETS:
     rules = find_ruleset(name)
     rng = random.Random(1)
     play(rules, rng, 1)  # warm-up: tables and caches, also in the baseline run
-    total += play(rules, rng, games)
-print(total)
+    work.append((rules, rng))
+gc.collect()  # the same collector state in both trees, whatever their imports allocated
+gc.freeze()
+print(sum(play(rules, rng, games) for rules, rng in work))
 """
 """Only ``from referee import Deal, find_ruleset`` (kept stable by the package) so that any
 commit can run it, whatever its module layout."""
@@ -94,6 +96,10 @@ def _run(python: str, script: Path, tree: Path, games: int, out: Path) -> tuple[
 
 def measure(python: str, trees: dict[str, Path], games: int, jobs: int) -> dict[str, int]:
     """Workload instructions per tree (full run minus warm-up-only run)."""
+    for tree in trees.values():  # both load bytecode from files, neither compiles it
+        subprocess.run(
+            [python, "-m", "compileall", "-q", str(tree / "referee")], check=True, cwd=tree
+        )
     with tempfile.TemporaryDirectory(prefix="engine-guard-") as tmp:
         script = Path(tmp) / "workload.py"
         script.write_text(WORKLOAD, encoding="utf-8")
