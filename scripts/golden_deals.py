@@ -1,4 +1,4 @@
-"""Write ``tests/referee/data/golden_deals.json``: what many seeds deal, and a few whole games.
+"""Write ``tests/referee/game/data/golden_deals.json``: what many seeds deal, and a few whole games.
 
     python scripts/golden_deals.py            # rewrite the fixture
     python scripts/golden_deals.py --check    # exit 1 (naming what differs) if it is stale

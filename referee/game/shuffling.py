@@ -4,7 +4,7 @@ A stored match log is replayed from its deal seeds, so the permutation a seed gi
 never change.  The algorithm (docs/logs.md, "How a seed deals", says the same in prose):
 
 1. The generator is MT19937 seeded with ``init_by_array(key)``, the key being the seed cut
-   into 32-bit words, least significant first (:mod:`referee.twister`).
+   into 32-bit words, least significant first (:mod:`referee.game.twister`).
 2. A list ``x`` of ``n`` items is shuffled by Fisher-Yates from the top down: for ``i`` from
    ``n - 1`` down to 1, with ``b = (i + 1).bit_length()``, draw 32-bit words ``w`` until
    ``j = w >> (32 - b)`` is below ``i + 1``; swap ``x[i]`` and ``x[j]``.
@@ -12,8 +12,8 @@ never change.  The algorithm (docs/logs.md, "How a seed deals", says the same in
 That is, draw for draw, what CPython 3.11+'s ``random.Random.shuffle`` does through its private
 ``_randbelow``; the deals of every stored log were made by it.  This module no longer calls
 either: it reads words through the public ``getrandbits`` only, from ``random.Random`` when
-:func:`referee.twister.stock_is_mt19937` finds it to be that generator, or else from the
-pure-Python :class:`~referee.twister.MersenneTwister` (see :func:`deal_random`).
+:func:`referee.game.twister.stock_is_mt19937` finds it to be that generator, or else from the
+pure-Python :class:`~referee.game.twister.MersenneTwister` (see :func:`deal_random`).
 
 One exception: a ``random.Random`` subclass with its own ``shuffle`` (the tests' rigged deck,
 ``tests/referee/positions.py``) has it called, so a test can put the deck in any order.

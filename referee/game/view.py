@@ -100,7 +100,7 @@ class DealView:
     time (they are few, and what they show depends on the viewer).
 
     ``observation(deal, seat)`` without a view builds one from scratch, through the same code
-    in one step instead of many (``tests/referee/test_view.py`` compares the two, bytes
+    in one step instead of many (``tests/referee/game/test_view.py`` compares the two, bytes
     included, over whole matches).
     """
 

@@ -1,10 +1,10 @@
 """MT19937, the Mersenne Twister, written out: the bit source every deal is shuffled from.
 
 A deal's seed is an MT19937 key (Matsumoto and Nishimura's ``init_by_array``), and the shuffle
-(:mod:`referee.shuffling`) reads the generator's 32-bit outputs.  CPython's ``random.Random``
+(:mod:`referee.game.shuffling`) reads the generator's 32-bit outputs.  CPython's ``random.Random``
 is the same generator seeded the same way, and much faster, so deals use it — but only after
 :func:`stock_is_mt19937` has compared it with this module's words for known seeds.  Should a
-Python ever seed or draw differently, :func:`referee.shuffling.deal_random` falls back to
+Python ever seed or draw differently, :func:`referee.game.shuffling.deal_random` falls back to
 :class:`MersenneTwister`, and every stored seed keeps dealing the same cards (slower).
 
 This module is also the specification: docs/logs.md ("How a seed deals") describes the same
@@ -76,7 +76,7 @@ class MersenneTwister(random.Random):
 
     ``getrandbits(k)`` is the next ``ceil(k / 32)`` words, least significant first, the last
     one cut to its top bits; ``random()`` is CPython's ``(a >> 5, b >> 6)`` double.  Only the
-    fallback of :func:`referee.shuffling.deal_random`: about 50 times slower than the C one.
+    fallback of :func:`referee.game.shuffling.deal_random`: about 50 times slower than the C one.
     """
 
     def __init__(self, seed: int = 0) -> None:
@@ -130,7 +130,7 @@ KNOWN_WORDS = {
     2**64 - 1: (93740670, 1068495656, 1452108352, 2657516307),
 }
 """The first outputs of MT19937 for a one-word and a two-word key (computed by this module;
-``tests/referee/test_shuffling.py`` checks them against :class:`MersenneTwister`)."""
+``tests/referee/game/test_shuffling.py`` checks them against :class:`MersenneTwister`)."""
 
 
 def stock_is_mt19937() -> bool:

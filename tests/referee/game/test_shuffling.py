@@ -1,4 +1,4 @@
-"""The shuffle is ours (referee.shuffling, referee.twister) and deals what it always dealt.
+"""The shuffle is ours (referee.game.shuffling and .twister) and deals what it always dealt.
 
 Every stored deal was made by CPython's ``random.Random.shuffle`` on ``random.Random(seed)``;
 these tests hold the written-out algorithm to it draw for draw (same permutation, same
@@ -15,8 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee import Deal, find_ruleset
-from referee.shuffling import _batched_shuffle, deal_random, shuffle, shuffled_bits, word_shuffle
-from referee.twister import KNOWN_WORDS, MersenneTwister, init_by_array, key_of
+from referee.game.shuffling import (
+    _batched_shuffle,
+    deal_random,
+    shuffle,
+    shuffled_bits,
+    word_shuffle,
+)
+from referee.game.twister import KNOWN_WORDS, MersenneTwister, init_by_array, key_of
 
 LENGTHS = (0, 1, 2, 3, 13, 39, 51, 52, 64, 100, 255, 256, 300)
 SEEDS = [*range(200), 2**32 - 1, 2**32, 2**63, 2**64 - 1, 7339852785675241625, 10**40]
@@ -107,7 +113,7 @@ def test_any_seed_shuffles_as_cpython(seed: int, n: int) -> None:
 
 @pytest.mark.parametrize("name", ["standard", "three-player-stock", "heads-up", "house-003"])
 def test_the_twister_fallback_deals_the_same_cards(name: str) -> None:
-    """What a Python whose own generator failed the check would deal (referee.twister)."""
+    """What a Python whose own generator failed the check would deal (referee.game.twister)."""
     rules = find_ruleset(name)
     for seed in [0, 1, 2, 2**64 - 1]:
         a, b = Deal.new(rules, seed), Deal.new(rules, MersenneTwister(seed))

@@ -21,15 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee import PASS, Deal, RuleSet, Tables, beats, classify, tables_for
-from referee.compiled import TYPE_SHIFT
-from referee.movegen import (
+from referee.game.compiled import TYPE_SHIFT
+from referee.game.movegen import (
     beating_plays,
     five_card_keyed,
     keyed_bombs,
     leading_plays,
     sf_plus_two,
 )
-from referee.rules import FiveCompare
+from referee.game.rules import FiveCompare
 
 from .strategies import ALL_RULESETS, biased_deck
 
