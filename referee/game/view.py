@@ -9,6 +9,7 @@ cards another seat drew, and the spare card when it is dealt face down.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .cards import Mask, card_text, iter_cards, move_id
@@ -76,17 +77,21 @@ def legal_moves_json(deal: Deal, moves: list[int] | None = None) -> list[dict[st
     return out
 
 
-Fragments = dict[str, tuple[Any, str]]
-"""JSON texts of some values of an observation, by field: ``field: (value, text)``, the text
-being ``value`` encoded as the wire encodes it (:data:`WIRE_JSON`), and valid while that very
-object is the field's value (see :meth:`referee.protocol.MoveRequest.encoded`)."""
+Fragments = dict[str, tuple[Any, Callable[[], str]]]
+"""JSON texts of some values of an observation, by field: ``field: (value, text)``, where
+``text()`` is ``value`` encoded as the wire encodes it (:data:`WIRE_JSON`), computed only when
+asked for; valid while that very object is the field's value (see
+:meth:`referee.wire.protocol.MoveRequest.encoded`)."""
 
 WIRE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-"""The encoding of every request on the wire (``referee.httpbot.BotClient.call``'s)."""
-
+"""The encoding of every request on the wire (``referee.wire.httpbot.BotClient.call``'s)."""
 
 _DECISION: dict[str, Any] = {}
 """Placeholder in :attr:`DealView._turns` for a decision (never shown: see ``observe``)."""
+
+
+def _joined(texts: list[str]) -> str:
+    return "[" + ",".join(texts) + "]"
 
 
 class DealView:
@@ -94,10 +99,10 @@ class DealView:
 
     A request carries the whole history of the deal; building and encoding it afresh every
     turn was most of the referee's CPU per move.  A deal's log only ever grows by appending,
-    so each turn's entry, its JSON text, and the draws are built once, when first seen, and
-    every later observation reuses them.  The entries are shared between the requests of a
-    deal, so a receiver must not modify a request.  Decisions before play are rebuilt every
-    time (they are few, and what they show depends on the viewer).
+    so each turn's entry and the draws are built once, when first seen, and encoded once,
+    when first sent; every later observation reuses them.  The entries are shared between
+    the requests of a deal, so a receiver must not modify a request.  Decisions before play
+    are rebuilt every time (they are few, and what they show depends on the viewer).
 
     ``observation(deal, seat)`` without a view builds one from scratch, through the same code
     in one step instead of many (``tests/referee/game/test_view.py`` compares the two, bytes
@@ -113,33 +118,31 @@ class DealView:
         self._turns: list[dict[str, Any]] = []
         """Per log entry: its history entry (``_DECISION`` for a decision: rebuilt per viewer)."""
         self._texts: list[str] = []
-        """Per log entry: the JSON text of ``_turns`` (empty for a decision)."""
+        """JSON texts of the first ``len(_texts)`` entries of ``_turns`` ("" for decisions)."""
         self._draws: list[dict[str, Any]] = []
         self._draw_texts: list[str] = []
         self._own: dict[int, tuple[list[dict[str, Any]], list[str]]] = {}
-        """Per seat: the entries of its own draws, and their texts."""
+        """Per seat: the entries of its own draws, and the texts of the first ones."""
 
     def _catch_up(self) -> None:
-        deal, enc = self.deal, WIRE_JSON.encode
+        deal = self.deal
         log, play_start = deal.log, deal.play_start
         for i in range(self._seen, len(log)):
             seat, move, drew = log[i]
-            if i < play_start:  # a decision stays one: play_start only grows before play
-                self._turns.append(_DECISION)
-                self._texts.append("")
-            else:
-                entry = turn_json(seat, move, deal)
-                self._turns.append(entry)
-                self._texts.append(enc(entry))
+            # A decision stays one: play_start only grows while every entry is a decision.
+            self._turns.append(_DECISION if i < play_start else turn_json(seat, move, deal))
             if drew:
-                draw = {"turn": i, "seat": seat, "count": drew.bit_count()}
-                self._draws.append(draw)
-                self._draw_texts.append(enc(draw))
-                own = {"turn": i, "cards": cards_json(drew, deal)}
-                entries, texts = self._own.setdefault(seat, ([], []))
-                entries.append(own)
-                texts.append(enc(own))
+                self._draws.append({"turn": i, "seat": seat, "count": drew.bit_count()})
+                own = self._own.setdefault(seat, ([], []))[0]
+                own.append({"turn": i, "cards": cards_json(drew, deal)})
         self._seen = len(log)
+
+    @staticmethod
+    def _texts_of(entries: list[dict[str, Any]], texts: list[str], stop: int) -> list[str]:
+        """``texts``, extended to the first ``stop`` entries (encoding only the new ones)."""
+        enc = WIRE_JSON.encode
+        texts.extend(["" if e is _DECISION else enc(e) for e in entries[len(texts) : stop]])
+        return texts
 
     def observe(
         self, seat: int, *, with_legal_moves: bool = True
@@ -148,18 +151,33 @@ class DealView:
         deal = self.deal
         if self._seen < len(deal.log):
             self._catch_up()
-        play_start, trick_start = deal.play_start, deal.trick_start
+        n, play_start, trick_start = self._seen, deal.play_start, deal.trick_start
         head = [decision_json(i, seat, deal) for i in range(play_start)]
         history = head + self._turns[play_start:]
-        texts = [WIRE_JSON.encode(x) for x in head] + self._texts[play_start:]
         trick = history[trick_start:]
         own, own_texts = self._own.get(seat, ([], []))
         own_draws, draws = list(own), list(self._draws)
+        texts_of = self._texts_of
+
+        memo: list[list[str]] = []
+
+        def history_texts() -> list[str]:  # shared by the history and the trick
+            if not memo:
+                kept = texts_of(self._turns, self._texts, n)
+                memo.append([WIRE_JSON.encode(x) for x in head] + kept[play_start:n])
+            return memo[0]
+
         fragments: Fragments = {
-            "trick": (trick, "[" + ",".join(texts[trick_start:]) + "]"),
-            "history": (history, "[" + ",".join(texts) + "]"),
-            "draws": (draws, "[" + ",".join(self._draw_texts) + "]"),
-            "own_draws": (own_draws, "[" + ",".join(own_texts) + "]"),
+            "trick": (trick, lambda: _joined(history_texts()[trick_start:])),
+            "history": (history, lambda: _joined(history_texts())),
+            "draws": (
+                draws,
+                lambda: _joined(texts_of(self._draws, self._draw_texts, len(draws))[: len(draws)]),
+            ),
+            "own_draws": (
+                own_draws,
+                lambda: _joined(texts_of(own, own_texts, len(own_draws))[: len(own_draws)]),
+            ),
         }
         obs = _observation(deal, seat, history, trick, draws, own_draws, with_legal_moves)
         return obs, fragments

@@ -55,7 +55,7 @@ class MoveRequest(dict[str, Any]):
     """The body of ``POST /move``: a plain dict, which also knows its own JSON text.
 
     :meth:`encoded` is the body exactly as ``WIRE_JSON.encode(request)`` would write it, but
-    splices in texts the deal's :class:`~referee.view.DealView` kept from earlier turns (the
+    splices in texts the deal's :class:`~referee.game.view.DealView` kept from earlier turns (the
     history, the trick, the draws) and the rule set's text, instead of encoding them again.
     A fragment is used only while its very object is the field's value, so replacing a field
     is safe; changing a field's contents in place is not (requests share parts: a receiver
@@ -81,7 +81,7 @@ class MoveRequest(dict[str, Any]):
             if run:  # the fields between two fragments: one encoding, without its braces
                 parts.append(enc(run)[1:-1])
                 run = {}
-            parts.append(_key_text(key) + frag[1])
+            parts.append(_key_text(key) + frag[1]())
         if run:
             parts.append(enc(run)[1:-1])
         return ("{" + ",".join(parts) + "}").encode("utf-8")
@@ -102,13 +102,13 @@ _RULES_TEXTS: dict[int, tuple[dict[str, Any], str]] = {}
 its own); a handful of rule sets are in use at a time."""
 
 
-def _rules_fragment(rules: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def _rules_text(rules: dict[str, Any]) -> str:
     found = _RULES_TEXTS.get(id(rules))
     if found is None or found[0] is not rules:
         if len(_RULES_TEXTS) >= 64:
             _RULES_TEXTS.clear()
         found = _RULES_TEXTS[id(rules)] = (rules, WIRE_JSON.encode(rules))
-    return found
+    return found[1]
 
 
 def move_request(
@@ -136,7 +136,7 @@ def move_request(
     obs, fragments = (view or DealView(deal)).observe(seat, with_legal_moves=False)
     obs["legal_moves"] = legal_moves_json(deal, legal)
     rules = rules_json(deal.rules)
-    fragments["rules"] = _rules_fragment(rules)
+    fragments["rules"] = (rules, lambda: _rules_text(rules))
     body = {
         "protocol": PROTOCOL_VERSION,
         "type": "move",
