@@ -489,7 +489,7 @@ class BotClient:
 
         Raises only for the caller's own errors (``payload`` not serialisable
         as strict JSON); everything the bot does is reported in the result.  A payload with
-        an ``encoded()`` method (:class:`referee.protocol.MoveRequest`) gives its own body,
+        an ``encoded()`` method (:class:`referee.wire.protocol.MoveRequest`) gives its own body,
         the same bytes as the encoding here but mostly kept from earlier turns.
         """
         encoded = getattr(payload, "encoded", None)

@@ -88,6 +88,7 @@ class MoveRequest(dict[str, Any]):
 
 
 _KEY_TEXTS: dict[str, str] = {}
+"""``"key":`` as the wire writes it, for the few fields that have fragments."""
 
 
 def _key_text(key: str) -> str:
