@@ -76,7 +76,8 @@ class MersenneTwister(random.Random):
 
     ``getrandbits(k)`` is the next ``ceil(k / 32)`` words, least significant first, the last
     one cut to its top bits; ``random()`` is CPython's ``(a >> 5, b >> 6)`` double.  Only the
-    fallback of :func:`referee.game.shuffling.deal_random`: about 50 times slower than the C one.
+    fallback of :func:`referee.game.shuffling.deal_random`: a deal costs ~3 ms with it, 0.1 ms
+    with the C one (seeding and the first twist of 624 words are most of it).
     """
 
     def __init__(self, seed: int = 0) -> None:
