@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench guard golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,17 @@ bench: $(STAMP)
 	$(BIN)/python bench/referee_overhead.py --json
 	$(BIN)/python bench/http_caller.py --json
 	$(BIN)/python bench/bot_ladder.py --json
+
+# Engine speed guard (not part of `make test`: about a minute of callgrind runs): this tree's
+# instruction count for a fixed engine workload against REF's; fails above 1.10x.
+REF ?= main
+guard: $(STAMP)
+	$(BIN)/python bench/engine_guard.py --against $(REF)
+
+# Do the deals and pinned games still match tests/referee/game/data/golden_deals.json?
+# (Regenerate only for an intended deal change: read scripts/golden_deals.py first.)
+golden: $(STAMP)
+	$(BIN)/python scripts/golden_deals.py --check
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -9,5 +9,7 @@ and reused without the HTTP caller or the match runner.
 Reading order: :mod:`.cards` (cards as bits) and :mod:`.bits` (the shared bit tricks),
 :mod:`.rules` and :mod:`.presets` (the house rules as data), :mod:`.compiled` (a rule set
 compiled into lookup tables), :mod:`.movegen` and :mod:`.combos` (generating and classifying
-plays), :mod:`.state` (a deal), :mod:`.scoring`, :mod:`.view` (what one seat may see).
+plays), :mod:`.shuffling` and :mod:`.twister` (how a seed becomes a deck order, fixed forever:
+docs/logs.md "How a seed deals"), :mod:`.state` (a deal), :mod:`.scoring`, :mod:`.view` (what
+one seat may see, built incrementally per deal).
 """

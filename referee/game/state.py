@@ -62,7 +62,7 @@ from .rules import (
     StockEmpty,
 )
 from .scoring import settle
-from .shuffling import shuffle, shuffled_bits
+from .shuffling import deal_random, shuffle, shuffled_bits
 from .shuffling import shuffled as shuffled  # re-exported: it used to live here
 
 PASS = 0
@@ -273,7 +273,7 @@ class Deal:
     ) -> Deal:
         """Shuffle and deal.  ``rng`` may be a seed; the deal replays exactly from it."""
         if not isinstance(rng, random.Random):
-            rng = random.Random(rng)
+            rng = deal_random(rng)
         ctx = context or _FIRST_DEAL
         t = tables_for(rules)
         flow = turn_flow_for(rules)

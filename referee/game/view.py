@@ -8,6 +8,8 @@ cards another seat drew, and the spare card when it is dealt face down.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from .cards import Mask, card_text, iter_cards, move_id
@@ -61,14 +63,6 @@ def decision_json(i: int, viewer: int, deal: Deal) -> dict[str, Any]:
     return out
 
 
-def _history(deal: Deal, viewer: int) -> list[dict[str, Any]]:
-    log = deal.log
-    return [
-        decision_json(i, viewer, deal) if i < deal.play_start else turn_json(s, m, deal)
-        for i, (s, m, _) in enumerate(log)
-    ]
-
-
 def legal_moves_json(deal: Deal, moves: list[int] | None = None) -> list[dict[str, Any]]:
     """The legal moves with their stable ids, lowest plays first, pass last."""
     ms = deal.legal_moves() if moves is None else moves
@@ -83,19 +77,133 @@ def legal_moves_json(deal: Deal, moves: list[int] | None = None) -> list[dict[st
     return out
 
 
-def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict[str, Any]:
-    """Everything ``seat`` may know about ``deal`` now, as JSON-ready data."""
+Fragments = dict[str, tuple[Any, Callable[[], str]]]
+"""JSON texts of some values of an observation, by field: ``field: (value, text)``, where
+``text()`` is ``value`` encoded as the wire encodes it (:data:`WIRE_JSON`), computed only when
+asked for; valid while that very object is the field's value (see
+:meth:`referee.wire.protocol.MoveRequest.encoded`)."""
+
+WIRE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""The encoding of every request on the wire (``referee.wire.httpbot.BotClient.call``'s)."""
+
+_DECISION: dict[str, Any] = {}
+"""Placeholder in :attr:`DealView._turns` for a decision (never shown: see ``observe``)."""
+
+
+def _joined(texts: list[str]) -> str:
+    return "[" + ",".join(texts) + "]"
+
+
+class DealView:
+    """The parts of every seat's observation that only grow, kept from turn to turn of a deal.
+
+    A request carries the whole history of the deal; building and encoding it afresh every
+    turn was most of the referee's CPU per move.  A deal's log only ever grows by appending,
+    so each turn's entry and the draws are built once, when first seen, and encoded once,
+    when first sent; every later observation reuses them.  The entries are shared between
+    the requests of a deal, so a receiver must not modify a request.  Decisions before play
+    are rebuilt every time (they are few, and what they show depends on the viewer).
+
+    ``observation(deal, seat)`` without a view builds one from scratch, through the same code
+    in one step instead of many (``tests/referee/game/test_view.py`` compares the two, bytes
+    included, over whole matches).
+    """
+
+    __slots__ = ("_draw_texts", "_draws", "_own", "_seen", "_texts", "_turns", "deal")
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal
+        self._seen = 0
+        """Log entries folded in so far."""
+        self._turns: list[dict[str, Any]] = []
+        """Per log entry: its history entry (``_DECISION`` for a decision: rebuilt per viewer)."""
+        self._texts: list[str] = []
+        """JSON texts of the first ``len(_texts)`` entries of ``_turns`` ("" for decisions)."""
+        self._draws: list[dict[str, Any]] = []
+        self._draw_texts: list[str] = []
+        self._own: dict[int, tuple[list[dict[str, Any]], list[str]]] = {}
+        """Per seat: the entries of its own draws, and the texts of the first ones."""
+
+    def _catch_up(self) -> None:
+        deal = self.deal
+        log, play_start = deal.log, deal.play_start
+        for i in range(self._seen, len(log)):
+            seat, move, drew = log[i]
+            # A decision stays one: play_start only grows while every entry is a decision.
+            self._turns.append(_DECISION if i < play_start else turn_json(seat, move, deal))
+            if drew:
+                self._draws.append({"turn": i, "seat": seat, "count": drew.bit_count()})
+                own = self._own.setdefault(seat, ([], []))[0]
+                own.append({"turn": i, "cards": cards_json(drew, deal)})
+        self._seen = len(log)
+
+    @staticmethod
+    def _texts_of(entries: list[dict[str, Any]], texts: list[str], stop: int) -> list[str]:
+        """``texts``, extended to the first ``stop`` entries (encoding only the new ones)."""
+        enc = WIRE_JSON.encode
+        texts.extend(["" if e is _DECISION else enc(e) for e in entries[len(texts) : stop]])
+        return texts
+
+    def observe(
+        self, seat: int, *, with_legal_moves: bool = True
+    ) -> tuple[dict[str, Any], Fragments]:
+        """:func:`observation` of ``seat`` now, and the JSON texts of its growing fields."""
+        deal = self.deal
+        if self._seen < len(deal.log):
+            self._catch_up()
+        n, play_start, trick_start = self._seen, deal.play_start, deal.trick_start
+        head = [decision_json(i, seat, deal) for i in range(play_start)]
+        history = head + self._turns[play_start:]
+        trick = history[trick_start:]
+        own, own_texts = self._own.get(seat, ([], []))
+        own_draws, draws = list(own), list(self._draws)
+        texts_of = self._texts_of
+
+        memo: list[list[str]] = []
+
+        def history_texts() -> list[str]:  # shared by the history and the trick
+            if not memo:
+                kept = texts_of(self._turns, self._texts, n)
+                memo.append([WIRE_JSON.encode(x) for x in head] + kept[play_start:n])
+            return memo[0]
+
+        fragments: Fragments = {
+            "trick": (trick, lambda: _joined(history_texts()[trick_start:])),
+            "history": (history, lambda: _joined(history_texts())),
+            "draws": (
+                draws,
+                lambda: _joined(texts_of(self._draws, self._draw_texts, len(draws))[: len(draws)]),
+            ),
+            "own_draws": (
+                own_draws,
+                lambda: _joined(texts_of(own, own_texts, len(own_draws))[: len(own_draws)]),
+            ),
+        }
+        obs = _observation(deal, seat, history, trick, draws, own_draws, with_legal_moves)
+        return obs, fragments
+
+
+def observation(
+    deal: Deal, seat: int, *, with_legal_moves: bool = True, view: DealView | None = None
+) -> dict[str, Any]:
+    """Everything ``seat`` may know about ``deal`` now, as JSON-ready data.
+
+    ``view``: the deal's :class:`DealView`, to reuse what earlier turns built.
+    """
+    return (view or DealView(deal)).observe(seat, with_legal_moves=with_legal_moves)[0]
+
+
+def _observation(
+    deal: Deal,
+    seat: int,
+    history: list[dict[str, Any]],
+    trick: list[dict[str, Any]],
+    draws: list[dict[str, Any]],
+    own_draws: list[dict[str, Any]],
+    with_legal_moves: bool,
+) -> dict[str, Any]:
     n = deal.rules.players
     table = deal.table
-    history = _history(deal, seat)
-    own_draws = [
-        {"turn": i, "cards": cards_json(d, deal)}
-        for i, (s, _m, d) in enumerate(deal.log)
-        if s == seat and d
-    ]
-    draws = [
-        {"turn": i, "seat": s, "count": d.bit_count()} for i, (s, _m, d) in enumerate(deal.log) if d
-    ]
     obs: dict[str, Any] = {
         "seat": seat,
         "players": n,
@@ -104,7 +212,7 @@ def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict
         "card_counts": [h.bit_count() for h in deal.hands],
         "to_move": None if deal.over else deal.to_move,
         "table": None if table is None else {**play_json(table, deal), "seat": deal.table_seat},
-        "trick": history[deal.trick_start :],
+        "trick": trick,
         "history": history,
         "passed": [s for s in range(n) if deal.locked >> s & 1],
         "finished": list(deal.finished),
@@ -143,4 +251,13 @@ def observation(deal: Deal, seat: int, *, with_legal_moves: bool = True) -> dict
     return obs
 
 
-__all__ = ["cards_json", "legal_moves_json", "move_id", "observation", "play_json"]
+__all__ = [
+    "WIRE_JSON",
+    "DealView",
+    "Fragments",
+    "cards_json",
+    "legal_moves_json",
+    "move_id",
+    "observation",
+    "play_json",
+]

@@ -37,6 +37,7 @@ from referee.game.movegen import leading_plays
 from referee.game.outcome import Outcome
 from referee.game.rules import RuleSet
 from referee.game.state import PASS, Deal, DealContext
+from referee.game.view import DealView
 from referee.wire.players import Player, Reply
 from referee.wire.protocol import (
     MAX_SAY,
@@ -418,8 +419,9 @@ class _Match:
         deal = Deal.new(self.rules, seed, DealContext(index, prev_winner, prev_loser))
         drec = DealRecord(index, seed, prev_winner, prev_loser, list(deal.dealt))
         rec.deals.append(drec)
+        view = DealView(deal)  # what every request of this deal shares (see DealView)
         while deal.outcome is None:
-            turn = self.play_turn(deal, index)
+            turn = self.play_turn(deal, index, view)
             drec.turns.append(turn)
             if self.on_turn is not None:
                 self.on_turn(turn)
@@ -431,7 +433,7 @@ class _Match:
         drec.outcome, drec.loser, drec.totals = out, find_loser(deal), list(rec.totals)
         return deal
 
-    def play_turn(self, deal: Deal, index: int) -> TurnRecord:
+    def play_turn(self, deal: Deal, index: int, view: DealView) -> TurnRecord:
         seat = deal.to_move
         legal = deal.legal_moves()
         turn = len(deal.log)
@@ -454,6 +456,7 @@ class _Match:
             legal=legal,
             deals=rec.deals_planned,
             strikes=self.strike_count,
+            view=view,
         )
         deadline_s = (limits.deadline_ms + self.bank[seat]) / 1000
         player = self.players[seat]

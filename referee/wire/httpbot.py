@@ -488,11 +488,17 @@ class BotClient:
         """POST ``payload`` as JSON to ``path`` and return the bot's JSON object.
 
         Raises only for the caller's own errors (``payload`` not serialisable
-        as strict JSON); everything the bot does is reported in the result.
+        as strict JSON); everything the bot does is reported in the result.  A payload with
+        an ``encoded()`` method (:class:`referee.wire.protocol.MoveRequest`) gives its own body,
+        the same bytes as the encoding here but mostly kept from earlier turns.
         """
-        body = json.dumps(
-            payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        ).encode("utf-8")
+        encoded = getattr(payload, "encoded", None)
+        if encoded is not None:
+            body: bytes = encoded()
+        else:
+            body = json.dumps(
+                payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            ).encode("utf-8")
         return self._exchange("POST", path, body, deadline_s)
 
     def get(self, path: str, deadline_s: float) -> CallResult:

@@ -87,7 +87,11 @@ class Player(ABC):
 
     @abstractmethod
     def move(self, request: dict[str, Any], deadline_s: float) -> Reply:
-        """``POST /move`` with a :func:`referee.wire.protocol.move_request` body."""
+        """``POST /move`` with a :func:`referee.wire.protocol.move_request` body.
+
+        Read it, do not modify it: its history entries and rule set are shared with the other
+        requests of the deal (see :class:`referee.game.view.DealView`).
+        """
 
     @abstractmethod
     def end(self, info: dict[str, Any], deadline_s: float) -> Reply:

@@ -16,7 +16,7 @@ from referee.game.cards import CardError, move_id, parse_move
 from referee.game.compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
-from referee.game.view import legal_moves_json, observation
+from referee.game.view import WIRE_JSON, DealView, Fragments, legal_moves_json
 
 PROTOCOL_VERSION = 1
 MAX_SAY = 140
@@ -51,6 +51,67 @@ than the rest of a move request): the same dict is shared by every request, so a
 not modify it."""
 
 
+class MoveRequest(dict[str, Any]):
+    """The body of ``POST /move``: a plain dict, which also knows its own JSON text.
+
+    :meth:`encoded` is the body exactly as ``WIRE_JSON.encode(request)`` would write it, but
+    splices in texts the deal's :class:`~referee.game.view.DealView` kept from earlier turns (the
+    history, the trick, the draws) and the rule set's text, instead of encoding them again.
+    A fragment is used only while its very object is the field's value, so replacing a field
+    is safe; changing a field's contents in place is not (requests share parts: a receiver
+    must not modify one).
+    """
+
+    __slots__ = ("fragments",)
+
+    def __init__(self, items: dict[str, Any], fragments: Fragments) -> None:
+        super().__init__(items)
+        self.fragments = fragments
+
+    def encoded(self) -> bytes:
+        """The UTF-8 JSON body, byte for byte what the plain encoding gives."""
+        frags, enc = self.fragments, WIRE_JSON.encode
+        parts: list[str] = []
+        run: dict[str, Any] = {}
+        for key, value in self.items():
+            frag = frags.get(key)
+            if frag is None or frag[0] is not value:
+                run[key] = value
+                continue
+            if run:  # the fields between two fragments: one encoding, without its braces
+                parts.append(enc(run)[1:-1])
+                run = {}
+            parts.append(_key_text(key) + frag[1]())
+        if run:
+            parts.append(enc(run)[1:-1])
+        return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+_KEY_TEXTS: dict[str, str] = {}
+"""``"key":`` as the wire writes it, for the few fields that have fragments."""
+
+
+def _key_text(key: str) -> str:
+    text = _KEY_TEXTS.get(key)
+    if text is None:
+        text = _KEY_TEXTS[key] = WIRE_JSON.encode(key) + ":"
+    return text
+
+
+_RULES_TEXTS: dict[int, tuple[dict[str, Any], str]] = {}
+"""JSON text of each :func:`rules_json` dict, by its id (the dict is kept, so the id stays
+its own); a handful of rule sets are in use at a time."""
+
+
+def _rules_text(rules: dict[str, Any]) -> str:
+    found = _RULES_TEXTS.get(id(rules))
+    if found is None or found[0] is not rules:
+        if len(_RULES_TEXTS) >= 64:
+            _RULES_TEXTS.clear()
+        found = _RULES_TEXTS[id(rules)] = (rules, WIRE_JSON.encode(rules))
+    return found[1]
+
+
 def move_request(
     deal: Deal,
     seat: int,
@@ -64,22 +125,27 @@ def move_request(
     legal: list[int] | None = None,
     deals: int = 1,
     strikes: list[int] | None = None,
-) -> dict[str, Any]:
+    view: DealView | None = None,
+) -> MoveRequest:
     """The body of ``POST /move`` for ``seat``: its observation plus match facts.
 
     ``turn`` is the index of this turn in the deal (``len(history)``), ``deals`` the number
-    of deals in the match, ``strikes`` every seat's strike count so far.
+    of deals in the match, ``strikes`` every seat's strike count so far.  ``view``: the deal's
+    :class:`~referee.view.DealView`, kept by the caller from turn to turn (the match runner
+    does) so that the history is built and encoded once per turn instead of once per request.
     """
-    obs = observation(deal, seat, with_legal_moves=False)
+    obs, fragments = (view or DealView(deal)).observe(seat, with_legal_moves=False)
     obs["legal_moves"] = legal_moves_json(deal, legal)
-    return {
+    rules = rules_json(deal.rules)
+    fragments["rules"] = (rules, lambda: _rules_text(rules))
+    body = {
         "protocol": PROTOCOL_VERSION,
         "type": "move",
         "match_id": match_id,
         "deal_id": deal_id(match_id, deal.context.index),
         "deals": deals,
         "turn": turn,
-        "rules": rules_json(deal.rules),
+        "rules": rules,
         "scores": list(scores),
         "strikes": list(strikes) if strikes is not None else [0] * deal.rules.players,
         "deadline_ms": deadline_ms,
@@ -87,6 +153,7 @@ def move_request(
         "last_latency_ms": last_latency_ms,
         **obs,
     }
+    return MoveRequest(body, fragments)
 
 
 def deal_id(match_id: str, index: int) -> str:
