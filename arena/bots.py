@@ -40,7 +40,7 @@ from typing import Any
 from flask import Flask
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from referee import find_ruleset
 from referee.runner.health import HealthResult, Probe, health_check
@@ -392,3 +392,28 @@ def check_state(check: HealthCheck) -> str:
     if check.state != "done":
         return check.state
     return "passed" if check.ok else "failed"
+
+
+# --- the bot list ----------------------------------------------------------------------------
+
+
+def list_bots(s: Session, *, search: str = "", after: str | None = None,
+              limit: int = 50) -> tuple[list[Bot], bool]:
+    """One page of the live bots by name (``after``: the last name of the previous page;
+    keyset, so bots joining meanwhile never shift a page), optionally only those whose
+    name contains ``search`` whatever the case (``%`` and ``_`` are literal); and whether
+    another page follows.
+
+    The page is read in the order of the unique index on ``bots.name``, from ``after`` on,
+    until ``limit + 1`` bots pass the filter: without a search that is one index range, and
+    a search walks the index no further than its hits (the whole index, a few thousand
+    entries, when it has none).  Each bot's ratings come in one more statement
+    (``selectinload``), never one per row."""
+    stmt = select(Bot).where(Bot.deleted_at.is_(None))
+    if search:
+        stmt = stmt.where(func.lower(Bot.name).contains(search.lower(), autoescape=True))
+    if after is not None:
+        stmt = stmt.where(Bot.name > after)
+    rows = list(s.scalars(stmt.options(selectinload(Bot.ratings))
+                          .order_by(Bot.name).limit(limit + 1)))
+    return rows[:limit], len(rows) > limit

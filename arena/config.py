@@ -229,6 +229,12 @@ class Defaults:
     prefix, so its size and cost do not grow with the number of bots)."""
     RECENT_MATCHES: int = 20
     """Matches listed on a bot's page (newest first; older ones through the API)."""
+    BOT_PAGE_STRIKES: int = 20
+    """Strikes a bot's page lists one by one (the newest); its counts and reason chips cover
+    every strike of the matches it lists."""
+    PAGE_SIZE: int = 50
+    """Rows per page of the match list (``/matches``) and the bot list (``/bots``): keyset
+    pages, each one index range whatever the number of rows."""
     CHART_POINTS: int = 200
     """Most points a rating chart draws per bot: the history is sampled server-side at this
     many evenly spaced games, so a chart costs the same for 10 or 100,000 games."""

@@ -1,8 +1,10 @@
-"""Errors as JSON: every error the service answers is ``{"error": {"code", "message"}}``.
+"""Errors: every error the service answers is ``{"error": {"code", "message"}}`` for API
+clients, and the same status and message as an HTML page for a browser asking for a page
+(``Accept`` preferring HTML, outside ``/api/``; :mod:`arena.error_pages`).
 
 Views raise :class:`ApiError` for what the client got wrong; Werkzeug's HTTP errors (404 for
 an unknown route, 405, 413 for a body over ``MAX_CONTENT_LENGTH``) are converted to the same
-shape, and anything unexpected becomes a JSON 500 (logged) rather than an HTML page.
+shape, and anything unexpected becomes a 500 (logged) without a traceback in the answer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.extra = status, code, message, extra
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
+def error_response(status: int, code: str, message: str, *, page_message: str | None = None,
+                   **extra: Any) -> Response:
+    """The one answer for every error: JSON for API clients, the same status and message
+    (or ``page_message``, worded for people) as an HTML page for a browser asking for a
+    page (:mod:`arena.error_pages`)."""
+    from .error_pages import error_page, wants_html
+
+    if wants_html():
+        page = error_page(status, code, page_message or message)
+        if page is not None:
+            return page
     body: dict[str, Any] = {"code": code, "message": message}
     body.update(extra)
     resp = jsonify({"error": body})
@@ -76,11 +88,13 @@ def init_app(app: Flask) -> None:
         message = e.description or e.name
         if status == 413:
             message = f"request body larger than {app.config['MAX_CONTENT_LENGTH']} bytes"
-        elif status == 404:
+        page_message = None
+        if status == 404:
             message = f"no such resource: {request.path}"
+            page_message = f"there is no page at {request.path}"
         elif status == 405:
             message = f"{request.method} is not allowed on {request.path}"
-        resp = error_response(status, _code_for(e), message)
+        resp = error_response(status, _code_for(e), message, page_message=page_message)
         if status == 405 and e.get_response().headers.get("Allow"):
             resp.headers["Allow"] = e.get_response().headers["Allow"]
         return resp
@@ -88,7 +102,9 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(e: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.path)
-        return error_response(500, "internal_error", "internal server error")
+        return error_response(500, "internal_error", "internal server error",
+                              page_message="this page could not be shown because of an "
+                              "error in the arena itself, not in anything you did")
 
 
 # --- request bodies --------------------------------------------------------------------------

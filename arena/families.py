@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from referee import RuleSet, find_ruleset
 
+from .models import RULESET_NAME_MAX  # the width of the rule-set name columns
+
 FAMILY_OF: dict[str, str] = {
     "standard": "classic",
     "taiwan": "classic",
@@ -47,11 +49,6 @@ def family_of(ruleset: str | RuleSet) -> str:
     if rules.players != preset_players:
         family += f"/{rules.players}p"
     return family
-
-
-RULESET_NAME_MAX = 64
-"""Longest rule-set name the database stores (``matches.ruleset`` and ``tournaments.ruleset``
-are ``String(64)``)."""
 
 
 def storable_ruleset(name: str) -> RuleSet:

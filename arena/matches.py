@@ -12,10 +12,11 @@ import hmac
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from referee import find_ruleset
@@ -165,3 +166,90 @@ def enqueue_match(app: Flask, match_id: int, *, only_if: Any = None) -> str | No
 
 def lease_deadline(app: Flask) -> dt.datetime:
     return utcnow() + dt.timedelta(seconds=float(app.config["LEASE_S"]))
+
+
+# --- the match list --------------------------------------------------------------------------
+
+MATCH_STATES = ("queued", "running", "finished", "failed")
+"""Every state a match can be in, in life-cycle order (see :mod:`arena.models`)."""
+
+
+@dataclass(frozen=True)
+class SeatLine:
+    """One seat of a listed match (seat numbers as stored: from 0)."""
+
+    seat: int
+    bot_id: int
+    name: str
+    rank: int | None
+    score: int | None
+    strikes: int | None
+
+
+@dataclass(frozen=True)
+class MatchLine:
+    """One row of the match list: the match's own columns and its seats."""
+
+    id: int
+    kind: str
+    state: str
+    ruleset: str
+    rated: bool
+    deals: int
+    created_at: dt.datetime
+    finished_at: dt.datetime | None
+    seats: tuple[SeatLine, ...]
+
+    @property
+    def winner(self) -> SeatLine | None:
+        ranked = [x for x in self.seats if x.rank is not None]
+        return min(ranked, key=lambda x: (x.rank, x.seat)) if ranked else None
+
+
+def find_matches(s: Session, *, bot_id: int | None = None, ruleset: str | None = None,
+                 state: str | None = None, before: int | None = None,
+                 limit: int = 50) -> tuple[list[MatchLine], bool]:
+    """One page of matches, newest first, filtered by any of a bot, a rule set and a state,
+    after the match id ``before`` (keyset: each page is one index range however deep, and
+    matches created meanwhile never shift it); and whether an older page exists.
+
+    Three statements whatever the page size: the ids, read from an index that leads with
+    the most selective filter given (``ix_match_seats_bot_id_match_id`` for a bot, then
+    ``ix_matches_ruleset_id``, then ``ix_matches_state_id``, else the primary key; the
+    other filters are checked on the rows that range yields), then the matches' columns and
+    their seats with the bots' names, by primary key."""
+    if state is not None and state not in MATCH_STATES:
+        raise ValueError(f"state must be one of {', '.join(MATCH_STATES)}")
+    if bot_id is not None:
+        id_col: Any = MatchSeat.match_id
+        ids = select(id_col).where(MatchSeat.bot_id == bot_id)
+        if ruleset is not None or state is not None:
+            ids = ids.join(Match, Match.id == MatchSeat.match_id)
+    else:
+        id_col = Match.id
+        ids = select(id_col)
+    if ruleset is not None:
+        ids = ids.where(Match.ruleset == ruleset)
+    if state is not None:
+        ids = ids.where(Match.state == state)
+    if before is not None:
+        ids = ids.where(id_col < before)
+    found = list(s.scalars(ids.order_by(id_col.desc()).limit(limit + 1)))
+    page = list(dict.fromkeys(found[:limit]))  # a bot sits once per match; be sure
+    if not page:
+        return [], False
+    seats: dict[int, list[SeatLine]] = {i: [] for i in page}
+    for row in s.execute(
+            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
+                   MatchSeat.rank, MatchSeat.score, MatchSeat.strikes)
+            .join(Bot, Bot.id == MatchSeat.bot_id)
+            .where(MatchSeat.match_id.in_(page)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+        seats[row.match_id].append(SeatLine(row.seat, row.bot_id, row.name, row.rank,
+                                            row.score, row.strikes))
+    lines = {m.id: MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals,
+                             m.created_at, m.finished_at, tuple(seats[m.id]))
+             for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset,
+                                       Match.rated, Match.deals, Match.created_at,
+                                       Match.finished_at).where(Match.id.in_(page)))}
+    return [lines[i] for i in page if i in lines], len(found) > limit
+

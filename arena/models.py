@@ -74,6 +74,13 @@ NAMING = {
 }
 
 
+RULESET_NAME_MAX = 1000
+"""Width of the rule-set name columns (``matches.ruleset``, ``tournaments.ruleset``; migration
+0007 widened them from 64): a preset with option changes is named ``name+key=value,...``
+(docs/rules.md), and a name cut short would name other rules, so longer ones are refused
+(:func:`arena.families.storable_ruleset`)."""
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
     type_annotation_map = {dt.datetime: UTCDateTime, dict[str, Any]: JSON}
@@ -212,13 +219,16 @@ class Match(Base):
         # Match lists filtered by state, newest first, keyset-paginated:
         # WHERE state = ? AND id < :cursor ORDER BY id DESC LIMIT n.
         Index("ix_matches_state_id", "state", "id"),
+        # The match list filtered by rule set, newest first, keyset-paginated (/matches):
+        # WHERE ruleset = ? AND id < :cursor ORDER BY id DESC LIMIT n.
+        Index("ix_matches_ruleset_id", "ruleset", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))
     """``ladder`` or ``admin``."""
     state: Mapped[str] = mapped_column(String(16), default="queued")
-    ruleset: Mapped[str] = mapped_column(String(64))
+    ruleset: Mapped[str] = mapped_column(String(RULESET_NAME_MAX))
     family: Mapped[str] = mapped_column(String(64))
     deals: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(BigInteger)

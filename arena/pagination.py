@@ -27,26 +27,46 @@ MAX_CURSOR_CHARS = 200
 """Longest cursor token accepted (a real one is about 30 characters)."""
 
 
-def encode_cursor(kind: str, key: int) -> str:
+def encode_cursor(kind: str, key: int | str) -> str:
     raw = json.dumps({"k": kind, "v": key}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(token: str, kind: str) -> int:
-    """The key a cursor of list ``kind`` carries; 400 ``bad_cursor`` for anything else."""
-    bad = ApiError(400, "bad_cursor", "cursor must be the next_cursor of a previous page "
-                   "of this list, passed back unchanged")
-    if not token or len(token) > MAX_CURSOR_CHARS or not token.isascii():
-        raise bad
+def _bad_cursor() -> ApiError:
+    return ApiError(400, "bad_cursor", "cursor must be the next_cursor of a previous page "
+                    "of this list, passed back unchanged")
+
+
+def _cursor_value(token: str, kind: str, max_chars: int = MAX_CURSOR_CHARS) -> Any:
+    if not token or len(token) > max_chars or not token.isascii():
+        raise _bad_cursor()
     try:
         doc = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError, UnicodeDecodeError):
-        raise bad from None
+        raise _bad_cursor() from None
     if not isinstance(doc, dict) or doc.get("k") != kind:
-        raise bad
-    value = doc.get("v")
+        raise _bad_cursor()
+    return doc.get("v")
+
+
+def decode_cursor(token: str, kind: str) -> int:
+    """The key a cursor of list ``kind`` carries; 400 ``bad_cursor`` for anything else."""
+    value = _cursor_value(token, kind)
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
-        raise bad
+        raise _bad_cursor()
+    return value
+
+
+def decode_text_cursor(token: str, kind: str, max_len: int) -> str:
+    """The text key (e.g. the last bot name seen) a cursor of list ``kind`` carries, at most
+    ``max_len`` characters; 400 ``bad_cursor`` for anything else."""
+    value = _cursor_value(token, kind, max_chars=MAX_CURSOR_CHARS + 8 * max_len)
+    if not isinstance(value, str) or not value or len(value) > max_len or "\x00" in value:
+        raise _bad_cursor()
+    try:
+        value.encode("utf-8")  # no lone surrogate reaches the database
+    except UnicodeEncodeError:
+        raise _bad_cursor() from None
     return value
 
 

@@ -5,13 +5,13 @@ and its JSON endpoints (``/api/...``) side by side, so a change to bots, say, is
 blueprint      what it serves
 =============  ==============================================================================
 site           home page, ``/healthz``, ``/readyz``
-bots           submission (form and ``POST /api/bots``), the bot page and ``/api/bots/...``:
-               changes, pause, delete, signing secret, versions, health checks
-matches        match page and replay, ``/api/matches/...``, log downloads, a bot's matches,
-               the operator's matches and ladder rounds
+bots           submission (form and ``POST /api/bots``), the bot list and page and
+               ``/api/bots/...``: changes, pause, delete, signing secret, versions, health checks
+matches        match list, match page and replay, ``/api/matches/...``, log downloads, a bot's
+               matches, the operator's matches and ladder rounds
 ratings        leaderboard (page and ``/api/ratings``), ``/api/families``, a bot's history
 tournaments    tournament list, form, page and live fragment, ``/api/tournaments/...``
-docs           the OpenAPI document, ``/api/openapi.json``
+docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
 =============  ==============================================================================
 
 Endpoint names are ``<blueprint>.<view>`` (``url_for("bots.bot_page", bot_id=...)``).  What

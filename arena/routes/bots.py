@@ -26,7 +26,7 @@ from ..idempotency import idempotent
 from ..limits import limited
 from ..models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
 from ..openapi import operation, page
-from ..pagination import keyset_args, keyset_page
+from ..pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
 from ..ratings import rating_series
 from ..security import hash_token, is_admin, new_token, token_matches
 from ..shapes import from_query
@@ -154,6 +154,27 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
 # --- pages -----------------------------------------------------------------------------------
 
 
+@bp.get("/bots")
+@limited("pages")
+@page("Every live bot by name (?q= the name contains it, any case; keyset pages: ?cursor= "
+      "from the 'next' link)", errors={400: "a bad cursor"})
+def bot_list() -> str:
+    """Every live bot by name, searchable (``?q=``: the name contains it, whatever the
+    case), keyset pages (``?cursor=`` from the "next" link; :func:`arena.bots.list_bots`)."""
+    s = session()
+    cfg = current_app.config
+    name_max = int(cfg["BOT_NAME_MAX"])
+    q = request.args.get("q", "").strip()[:name_max]
+    token = request.args.get("cursor")
+    after = None if token is None else decode_text_cursor(token, "bot-list", name_max)
+    rows, more = bot_service.list_bots(s, search=q, after=after, limit=int(cfg["PAGE_SIZE"]))
+    next_url = url_for("bots.bot_list", q=q or None,
+                       cursor=encode_cursor("bot-list", rows[-1].name)) if more else None
+    first_url = url_for("bots.bot_list", q=q or None) if after is not None else None
+    return render_template("bots.html", rows=rows, q=q, next_url=next_url,
+                           first_url=first_url, family="classic")
+
+
 @bp.route("/bots/new", methods=["GET", "POST"])
 @limited("bot_submit", methods=("POST",))
 @page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) shows the owner "
@@ -232,7 +253,7 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
       errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
-             status: int = 200) -> tuple[str, int] | str:
+             status: int = 200) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
     bot = s.get(Bot, bot_id)
@@ -274,8 +295,11 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                             .order_by(HealthCheck.id.desc()).limit(5)))
     admission = bot_service.latest_admission_check(s, bot.id)
+    # Count before cutting the list: the stat, the reason chips and "n of total" above the
+    # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
-                           strikes=strikes[:int(cfg["RECENT_MATCHES"])],
+                           strikes=strikes[:int(cfg["BOT_PAGE_STRIKES"])],
+                           strike_total=len(strikes),
                            reasons=reasons.most_common(), health=health,
                            rotate_errors=rotate_errors or [], check=admission,
                            check_state=admission and bot_service.check_state(admission))

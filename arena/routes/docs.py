@@ -1,10 +1,13 @@
-"""The API's documentation: the OpenAPI 3.1 document at ``/api/openapi.json``."""
+"""The API's documentation: the OpenAPI 3.1 document at ``/api/openapi.json``, and the same
+document as a page people read at ``/docs/api`` (:mod:`arena.apidocs`)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
 
-from ..openapi import openapi_document, operation
+from ..apidocs import page_context
+from ..limits import limited
+from ..openapi import openapi_document, operation, page
 
 bp = Blueprint("docs", __name__)
 
@@ -13,3 +16,20 @@ bp = Blueprint("docs", __name__)
 @operation("This document (OpenAPI 3.1)", {200: ("application/json", "the document")})
 def openapi() -> Response:
     return jsonify(openapi_document())
+
+
+@bp.get("/docs/api")
+@limited("pages")
+@page("This document as a page to read: every endpoint with its parameters, request and "
+      "response fields and examples (no JavaScript)")
+def api_docs() -> str:
+    """The API reference for people, rendered on the server from the OpenAPI document: every
+    endpoint, its parameters, request and response schemas and examples; no JavaScript.
+
+    The document is the code's, so it cannot change while a process runs: the page (about
+    60 ms to render) is rendered once per process and path prefix, then served as is."""
+    cache: dict[str, str] = current_app.extensions.setdefault("arena.api_docs", {})
+    key = request.script_root
+    if key not in cache:
+        cache[key] = render_template("api_docs.html", **page_context(openapi_document()))
+    return cache[key]

@@ -14,10 +14,19 @@ import gzip
 import json
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    jsonify,
+    render_template,
+    request,
+    url_for,
+)
 from sqlalchemy import Select, select
 from sqlalchemy.orm import joinedload, selectinload
 
+from referee import preset_names
 from referee.runner import log as referee_log
 from referee.runner.match import Limits
 
@@ -27,10 +36,18 @@ from ..families import storable_ruleset
 from ..idempotency import idempotent
 from ..ladder import run_round
 from ..limits import limited
-from ..matches import DuplicateEndpointError, create_match, default_limits, enqueue_match
-from ..models import Bot, BotVersion, Match, MatchResult, MatchSeat, RatingEvent
+from ..matches import (
+    MATCH_STATES,
+    DuplicateEndpointError,
+    MatchLine,
+    create_match,
+    default_limits,
+    enqueue_match,
+    find_matches,
+)
+from ..models import RULESET_NAME_MAX, Bot, BotVersion, Match, MatchResult, MatchSeat, RatingEvent
 from ..openapi import operation, page
-from ..pagination import keyset_args, keyset_page
+from ..pagination import decode_cursor, encode_cursor, keyset_args, keyset_page
 from ..replay import replay_frames
 from ..shapes import from_query
 from ..shapes import responses as out
@@ -187,9 +204,45 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
 # --- pages -----------------------------------------------------------------------------------
 
 
+@bp.get("/matches")
+@limited("pages")
+@page("Every match, newest first (?bot= a bot's exact name, ?ruleset= a rule set's exact "
+      "name, ?state=queued|running|finished|failed; keyset pages: ?cursor= from the 'older' "
+      "link)", errors={400: "a state that does not exist, or a bad cursor"})
+def match_list() -> str:
+    """Every match, newest first, filtered by bot (its exact name), rule set (its exact
+    name) and state; keyset pages (``?cursor=`` from the "older" link;
+    :func:`arena.matches.find_matches`).  A bot name that names no bot shows an empty list
+    saying so; a state that does not exist is a 400."""
+    s = session()
+    cfg = current_app.config
+    form = {"bot": request.args.get("bot", "").strip()[:int(cfg["BOT_NAME_MAX"])],
+            "ruleset": request.args.get("ruleset", "").strip()[:RULESET_NAME_MAX],
+            "state": request.args.get("state", "").strip()}
+    if form["state"] and form["state"] not in MATCH_STATES:
+        raise ApiError(400, "bad_query", f"state must be one of {', '.join(MATCH_STATES)}")
+    token = request.args.get("cursor")
+    before = None if token is None else decode_cursor(token, "match-list")
+    bot = s.scalar(select(Bot).where(Bot.name == form["bot"])) if form["bot"] else None
+    rows: list[MatchLine] = []
+    more = False
+    if bot is not None or not form["bot"]:
+        rows, more = find_matches(s, bot_id=bot.id if bot is not None else None,
+                                  ruleset=form["ruleset"] or None,
+                                  state=form["state"] or None, before=before,
+                                  limit=int(cfg["PAGE_SIZE"]))
+    filters: dict[str, Any] = {k: v for k, v in form.items() if v}
+    older = url_for("matches.match_list", **filters,
+                    cursor=encode_cursor("match-list", rows[-1].id)) if more else None
+    newest = url_for("matches.match_list", **filters) if before is not None else None
+    return render_template("matches.html", rows=rows, form=form, bot=bot, states=MATCH_STATES,
+                           presets=preset_names(), older=older, newest=newest,
+                           filtered=bool(filters))
+
+
 @bp.get("/matches/<id:match_id>")
 @page("A match: results, downloads and a turn-by-turn replay")
-def match_page(match_id: int) -> tuple[str, int] | str:
+def match_page(match_id: int) -> tuple[str, int] | str | Response:
     s = session()
     m = s.get(Match, match_id, options=[seats_with_bots(), selectinload(Match.result)])
     if m is None:

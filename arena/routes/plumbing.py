@@ -20,11 +20,11 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, request
 from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 
-from ..errors import ApiError
+from ..errors import ApiError, error_response
 from ..models import Bot, utcnow
 from ..security import bearer_token, is_admin, token_matches
 from ..shapes.requests import Paging
@@ -142,8 +142,11 @@ def csrf_ok() -> bool:
     return isinstance(want, str) and bool(sent) and hmac.compare_digest(sent, want)
 
 
-def page_not_found(what: str) -> tuple[str, int]:
-    return render_template("404.html", what=what), 404
+def page_not_found(what: str) -> Response:
+    """The 404 of a page whose row does not exist (``what``: "bot 12"): the HTML error page
+    for a browser, the JSON error for API clients, like every other error
+    (:func:`arena.errors.error_response`)."""
+    return error_response(404, "not_found", f"no {what}", page_message=f"there is no {what}")
 
 
 def arg_int(name: str) -> int | None:
@@ -174,6 +177,14 @@ def card_filter(text: str) -> str:
         suit, suit)
 
 
+def human_filter(index: int) -> int:
+    """A 0-based seat, deal or turn index (as the wire protocol, the match logs and the JSON
+    API number them) as people count: from 1.  Every page shows seats, deals and turns
+    through this one filter, and the replay viewer adds 1 the same way (docs/logs.md,
+    "Numbering")."""
+    return int(index) + 1
+
+
 def ago_filter(value: Any) -> str:
     if value is None:
         return ""
@@ -193,3 +204,4 @@ def init_app(app: Flask) -> None:
     app.context_processor(template_globals)
     app.add_template_filter(card_filter, "card")
     app.add_template_filter(ago_filter, "ago")
+    app.add_template_filter(human_filter, "human")

@@ -271,7 +271,7 @@ def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
 @bp.get("/tournaments/<id:tournament_id>")
 @page("A tournament: bracket picture or standings, updating live (?round=, ?tables= for one "
       "page of a large one)", errors={404: "no such tournament"})
-def tournament_page(tournament_id: int) -> tuple[str, int] | str:
+def tournament_page(tournament_id: int) -> tuple[str, int] | str | Response:
     s = session()
     t = s.get(Tournament, tournament_id)
     if t is None:
@@ -290,8 +290,7 @@ def tournament_live(tournament_id: int) -> Response:
     s = session()
     t = s.get(Tournament, tournament_id)
     if t is None:
-        body, status = page_not_found(f"tournament {tournament_id}")
-        return Response(body, status=status)
+        return page_not_found(f"tournament {tournament_id}")
     tag = live_tag(s, t)
     if tag in [x.strip() for x in request.headers.get("If-None-Match", "").split(",")]:
         resp = Response(status=304)

@@ -23,7 +23,7 @@ MAX_ID = 10**18 - 1
 
 RULESET = ("a preset or alias, optionally followed by '+key=value,...' option changes "
            "(docs/rules.md, 'Naming a rule set in one string'); its canonical name must fit "
-           "64 characters.  Default: the MATCH_RULESET setting")
+           "1000 characters.  Default: the MATCH_RULESET setting")
 Ruleset = Annotated[str, Field(description=RULESET,
                                examples=["standard", "standard+players=3"])]
 BotIds = Annotated[list[int], Field(description="bot ids")]

@@ -276,6 +276,13 @@ class Tournament(Answer):
 class StandingRow(Answer):
     rank: int
     bot: dict[str, Any]
+    round_reached: int | None = Field(
+        default=None, description="knockout only: the last round the bot was drawn in (at a "
+        "table or with a bye); later rounds come first in the order")
+    place_in_round: int | None = Field(
+        default=None, description="knockout only: the bot's place at its table in "
+        "round_reached; null while that table plays or after a bye (such rows come first "
+        "within their round)")
 
 
 class Standings(Answer):

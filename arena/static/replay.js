@@ -30,7 +30,7 @@
     });
     return box;
   }
-  function name(seat) { return data.seats[seat] ? data.seats[seat].name : "seat " + seat; }
+  function name(seat) { return data.seats[seat] ? data.seats[seat].name : "seat " + (seat + 1); }
   function moveText(t) { return t.cards.length ? t.cards.map(cardText).join(" ") : "pass"; }
   function totalsBefore(d) {
     if (d === 0) { return data.seats.map(function () { return 0; }); }

@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ..models import Base, Bot, Match, utcnow
+from ..models import RULESET_NAME_MAX, Base, Bot, Match, utcnow
 
 FORMATS = ("round_robin", "swiss", "knockout")
 
@@ -43,7 +43,7 @@ class Tournament(Base):
     format: Mapped[str] = mapped_column(String(16))
     """``round_robin``, ``swiss`` or ``knockout``."""
     state: Mapped[str] = mapped_column(String(16), default="created")
-    ruleset: Mapped[str] = mapped_column(String(64))
+    ruleset: Mapped[str] = mapped_column(String(RULESET_NAME_MAX))
     family: Mapped[str] = mapped_column(String(64))
     seats: Mapped[int] = mapped_column(Integer)
     deals: Mapped[int] = mapped_column(Integer)

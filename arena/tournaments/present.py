@@ -169,8 +169,7 @@ def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
         d = r.to_json()
         d["bot"] = {"id": r.bot, "name": names.get(r.bot, "?")}
         items.append(d)
-    keys = (["round reached", "place in that round", "score", "seed"]
-            if t.format == "knockout" else TIE_BREAKS)
+    keys = (KNOCKOUT_ORDER if t.format == "knockout" else TIE_BREAKS)
     return {"tournament": t.id, "format": t.format, "state": t.state, "final": t.state ==
             "finished", "order": keys, "items": items}
 
@@ -251,7 +250,17 @@ def round_sizes(s: Session, t: Tournament) -> dict[int, int]:
 # --- the archive -----------------------------------------------------------------------------
 
 CSV_FIELDS = ["rank", "bot_id", "bot", "seed", "points", "score", "buchholz", "wins",
-              "strikes", "tables", "byes", "firsts"]
+              "strikes", "tables", "byes", "firsts", "round_reached", "place_in_round"]
+"""Columns of ``standings.csv``; the last two are a knockout's order keys (empty in the other
+formats, and ``place_in_round`` while the bot's table plays or after a bye)."""
+
+KNOCKOUT_ORDER = ["round_reached (later first)", "place_in_round (not placed yet first)",
+                  "score", "seed"]
+"""The ``order`` of a knockout's standings: its own keys, by their JSON names."""
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
 
 
 def standings_csv(doc: dict[str, Any]) -> str:
@@ -261,7 +270,8 @@ def standings_csv(doc: dict[str, Any]) -> str:
     for x in doc["items"]:
         w.writerow([x["rank"], x["bot"]["id"], x["bot"]["name"], x["seed"], x["points"],
                     x["score"], x["buchholz"], x["wins"], x["strikes"], x["tables"],
-                    x["byes"], x["firsts"]])
+                    x["byes"], x["firsts"], _cell(x.get("round_reached")),
+                    _cell(x.get("place_in_round"))])
     return buf.getvalue()
 
 

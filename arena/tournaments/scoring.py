@@ -151,16 +151,28 @@ class Standing:
     firsts: int = 0
     opponents: list[int] = field(default_factory=list)
     rank: int = 0
+    round_reached: int | None = None
+    """Knockout only: the last round the bot was drawn in (a table or a bye); 0 before the
+    first round is drawn.  None in the other formats."""
+    place_in_round: int | None = None
+    """Knockout only: the bot's place at its table in ``round_reached`` once that table's
+    result is in; None while the table plays or after a bye (such rows sort first within
+    their round: they are still in)."""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (-self.points, -self.score, -self.buchholz, -self.wins, self.strikes, self.seed,
                 self.bot)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "bot": self.bot, "seed": self.seed,
-                "points": self.points, "score": round(self.score, 3),
-                "buchholz": self.buchholz, "wins": self.wins, "strikes": self.strikes,
-                "tables": self.tables, "byes": self.byes, "firsts": self.firsts}
+        out: dict[str, Any] = {
+            "rank": self.rank, "bot": self.bot, "seed": self.seed,
+            "points": self.points, "score": round(self.score, 3),
+            "buchholz": self.buchholz, "wins": self.wins, "strikes": self.strikes,
+            "tables": self.tables, "byes": self.byes, "firsts": self.firsts}
+        if self.round_reached is not None:  # a knockout: the keys that decide its order
+            out["round_reached"] = self.round_reached
+            out["place_in_round"] = self.place_in_round
+        return out
 
 
 TIE_BREAKS = ["points", "score", "buchholz", "wins", "fewer strikes", "seed"]

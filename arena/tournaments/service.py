@@ -482,6 +482,12 @@ def _history(s: Session, t: Tournament) -> History:
     return History(met, byes, seats)
 
 
+def knockout_key(r: scoring.Standing) -> tuple[Any, ...]:
+    """A knockout's order, from the row's own published keys: the round reached (later
+    first), the place in it (not placed yet first: still in), table score, seed, bot id."""
+    return (-(r.round_reached or 0), r.place_in_round or 0, -r.score, r.seed, r.bot)
+
+
 def compute_standings(s: Session, t: Tournament) -> list[scoring.Standing]:
     """Standings from the rounds closed so far (see :mod:`arena.tournaments.scoring`).  For
     a knockout: players still in first, then by the round they went out in, their place
@@ -513,11 +519,10 @@ def compute_standings(s: Session, t: Tournament) -> list[scoring.Standing]:
                 last[x.bot] = (rnd.number, x.place)
     out = scoring.standings(seeds, lines, byes, t.seats)
     if t.format == "knockout":
-        def ko_key(r: scoring.Standing) -> tuple[Any, ...]:
-            reached, place = last[r.bot]
-            return (-reached, place, -r.score, r.seed, r.bot)
-
-        out.sort(key=ko_key)
+        for r in out:
+            r.round_reached, place = last[r.bot]
+            r.place_in_round = place or None  # 0: not placed yet (playing, or a bye)
+        out.sort(key=knockout_key)
         for i, r in enumerate(out, 1):
             r.rank = i
     return out

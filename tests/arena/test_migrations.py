@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from flask import Flask
 from sqlalchemy import inspect
+from sqlalchemy.exc import DBAPIError
 
 from arena.models import Base
 from arena.storage import Database, alembic_config, current_revision, get_db, upgrade
@@ -31,3 +34,84 @@ def test_migrated_schema_equals_the_models(app: Flask) -> None:
     assert diff == []
     tables = set(inspect(db.engine).get_table_names())
     assert set(Base.metadata.tables) <= tables
+
+
+LONG_RULESET = ("standard+penalty.assist_penalty=true,penalty.twos_double=true,"
+                "penalty.unused_power_doubles=true")
+"""A real canonical rule-set name (95 characters) that the 64-character columns refused."""
+
+
+@both_backends
+def test_0007_widens_rule_set_names_keeping_every_row(database_url: str) -> None:
+    """Issue 11: rule-set names longer than 64 characters did not fit.  From a database at
+    0006 holding a bot, a match with its seat and a tournament with an entrant (rows that
+    reference the tables SQLite must copy), 0007 keeps every row and every reference, and the
+    columns then hold a long name in full; the downgrade refuses while such a name is
+    stored, and narrows the columns once none is."""
+    db = Database(database_url)
+    try:
+        upgrade(db, "0006")
+        t = "'2026-12-01 12:00:00'"
+        with db.engine.begin() as conn:
+            for statement in (
+                "INSERT INTO bots (id, name, url, version, token_hash, signing_generation, "
+                "created_at, updated_at, owner_paused, health_paused, health_failures, "
+                "last_health_reason, idle_since, info, check_state, pause_reason) VALUES "
+                f"(1, 'b', 'http://127.0.0.1:9/', 1, '{'0' * 64}', 1, {t}, {t}, false, false, "
+                f"0, '', {t}, '{{}}', 'passed', '')",
+                "INSERT INTO bot_versions (id, bot_id, version, url, created_at, info) VALUES "
+                f"(1, 1, 1, 'http://127.0.0.1:9/', {t}, '{{}}')",
+                "INSERT INTO matches (id, kind, state, ruleset, family, deals, seed, limits, "
+                "rated, created_at, queued_at, attempts, enqueues, error) VALUES (1, 'admin', "
+                f"'queued', 'standard', 'classic', 1, 1, '{{}}', true, {t}, {t}, 0, 0, '')",
+                "INSERT INTO match_seats (id, match_id, seat, bot_id, bot_version_id) VALUES "
+                "(1, 1, 0, 1, 1)",
+            ):
+                conn.execute(sa.text(statement))
+        tables_before = set(inspect(db.engine).get_table_names())
+        upgrade(db)
+        assert current_revision(db) == "0007"
+        assert set(inspect(db.engine).get_table_names()) == tables_before
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT match_id, bot_id FROM match_seats")).all() \
+                == [(1, 1)]
+            conn.execute(sa.text("UPDATE matches SET ruleset = :r WHERE id = 1"),
+                         {"r": LONG_RULESET})
+            assert conn.execute(sa.text("SELECT ruleset FROM matches")).scalar() == LONG_RULESET
+        widths = {t: {c["name"]: c["type"] for c in inspect(db.engine).get_columns(t)}
+                  for t in ("matches", "tournaments")}
+        assert widths["matches"]["ruleset"].length == 1000
+        assert widths["tournaments"]["ruleset"].length == 1000
+        assert "ix_matches_ruleset_id" in index_names(db)
+        if db.dialect == "sqlite":  # enforcement is back on after the migrations
+            with db.engine.begin() as conn, pytest.raises(DBAPIError):
+                conn.execute(sa.text("INSERT INTO match_seats (id, match_id, seat, bot_id, "
+                                     "bot_version_id) VALUES (2, 99, 1, 1, 1)"))
+        with pytest.raises(RuntimeError, match=r"matches.ruleset .* \[1\]"):
+            upgrade_or_downgrade(db, "0006")
+        assert current_revision(db) == "0007"
+        with db.engine.begin() as conn:
+            conn.execute(sa.text("UPDATE matches SET ruleset = 'standard'"))
+        upgrade_or_downgrade(db, "0006")
+        assert current_revision(db) == "0006"
+        assert {c["name"]: c["type"] for c in inspect(db.engine).get_columns("matches")}[
+            "ruleset"].length == 64
+        assert "ix_matches_ruleset_id" not in index_names(db)
+        upgrade(db)
+        assert current_revision(db) == "0007"
+    finally:
+        db.dispose()
+
+
+def upgrade_or_downgrade(db: Database, revision: str) -> None:
+    from alembic import command
+
+    command.downgrade(alembic_config(db), revision)
+
+
+def index_names(db: Database) -> set[str]:
+    """Every index of the database, by name."""
+    query = ("SELECT name FROM sqlite_master WHERE type = 'index'" if db.dialect == "sqlite"
+             else "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")
+    with db.engine.connect() as conn:
+        return set(conn.execute(sa.text(query)).scalars())

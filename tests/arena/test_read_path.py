@@ -174,6 +174,13 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "bots.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
     "bots.bot_new": lambda d: ["/bots/new"],
     "matches.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
+    "matches.match_list": lambda d: ["/matches", "/matches?state=finished",
+                                     "/matches?bot=bot-0000",
+                                     "/matches?bot=bot-0000&state=queued",
+                                     "/matches?ruleset=standard&state=finished",
+                                     "/matches?bot=nobody"],
+    "bots.bot_list": lambda d: ["/bots", "/bots?q=BOT-00", "/bots?q=no-such-bot"],
+    "docs.api_docs": lambda d: ["/docs/api"],
     "matches.match_replay": lambda d: [f"/matches/{d.matches[-1]}/replay.json"],
     "tournaments.tournaments": lambda d: ["/tournaments"],
     "tournaments.tournament_new": lambda d: ["/tournaments/new"],
@@ -209,10 +216,10 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
 
 SIZE_BOUND_EXEMPT = {"matches.match_replay", "matches.match_log", "tournaments.download",
                      "tournaments.bracket", "tournaments.standings",
-                     "tournaments.show", "docs.openapi"}
+                     "tournaments.show", "docs.openapi", "docs.api_docs"}
 """Endpoints whose body legitimately grows with what they are asked for (a whole match
-log, a whole tournament's archive, bracket or standings as JSON): statements are still
-checked, bytes are not."""
+log, a whole tournament's archive, bracket or standings as JSON; the API reference, which
+grows with the API, not the rows): statements are still checked, bytes are not."""
 
 STATEMENT_SLACK = 2
 """Statements a request may differ by between sizes without counting as growth."""

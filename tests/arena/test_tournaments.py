@@ -142,6 +142,9 @@ def test_archive_holds_every_log_and_the_standings(
     doc = json.loads(z.read(prefix + "standings.json"))
     assert [int(r["bot_id"]) for r in rows] == [x["bot"]["id"] for x in doc["items"]]
     assert len(rows) == 4 and rows[0]["rank"] == "1"
+    # A knockout's order keys are blank outside a knockout (and absent from its JSON).
+    assert rows[0]["round_reached"] == rows[0]["place_in_round"] == ""
+    assert "round_reached" not in doc["items"][0]
     assert {prefix + "tournament.json", prefix + "bracket.json"} <= set(names)
 
 
@@ -195,6 +198,23 @@ def test_knockout_with_byes_advances_the_top_two(
     # Out in round 1: last four places.
     out_r1 = {x["bot"]["id"] for x in r1["tables"][0]["result"] if x["place"] > 2}
     assert {x["bot"]["id"] for x in standings["items"][-2:]} == out_r1
+    # The keys that decide the order are in every row (issue 11), and they do decide it.
+    items = standings["items"]
+    place_of = {(n, x["bot"]["id"]): x["place"] for n, rnd in enumerate(bracket["rounds"], 1)
+                for tb in rnd["tables"] for x in tb["result"]}
+    for x in items:
+        assert x["place_in_round"] == place_of[(x["round_reached"], x["bot"]["id"])]
+    assert [x["round_reached"] for x in items] == [3] * 4 + [2] * 4 + [1] * 2
+    assert [x["place_in_round"] for x in items[:4]] == [1, 2, 3, 4]
+    assert items == sorted(items, key=lambda x: (-x["round_reached"], x["place_in_round"],
+                                                 -x["score"], x["seed"]))
+    assert standings["order"][:2] == ["round_reached (later first)",
+                                      "place_in_round (not placed yet first)"]
+    from arena.tournaments.present import standings_csv
+
+    rows = list(csv.DictReader(io.StringIO(standings_csv(standings))))
+    assert [(int(r["round_reached"]), int(r["place_in_round"])) for r in rows] == [
+        (x["round_reached"], x["place_in_round"]) for x in items]
 
 
 @pytest.fixture
@@ -464,21 +484,36 @@ def test_tournament_plays_a_rule_set_named_with_options(
     assert referee_log.verify(doc).ok
 
 
-def test_rule_set_names_the_database_cannot_keep_are_refused(
-    client: FlaskClient, five_bots: list[int]
+@both_backends
+def test_long_rule_set_names_are_kept_whole_and_only_overlong_ones_refused(
+    app: Flask, client: FlaskClient, five_bots: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A canonical name longer than the 64-character column is refused with a reason (a name
-    cut short would name other rules), on both the tournament and the match API."""
+    """A canonical name longer than the old 64-character columns (issue 11; migration 0007)
+    is stored whole by the tournament and match APIs; one longer than the columns is refused
+    with a reason (a name cut short would name other rules)."""
     name = ("standard+penalty.assist_penalty=true,penalty.twos_double=true,"
             "penalty.unused_power_doubles=true")
+    assert len(name) > 64
+    r = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
+                                              "ruleset": name}, headers=admin_headers())
+    assert r.status_code == 201 and r.get_json()["ruleset"] == name
+    r = client.post("/api/matches", json={"bots": five_bots[:4], "ruleset": name},
+                    headers=admin_headers())
+    assert r.status_code == 202, r.get_json()
+    with get_db(app).begin() as s:
+        assert s.scalar(select(Match.ruleset).where(Match.id == r.get_json()["id"])) == name
+    import arena.families
+
+    monkeypatch.setattr(arena.families, "RULESET_NAME_MAX", len(name) - 1)
     r = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
                                               "ruleset": name}, headers=admin_headers())
     assert r.status_code == 400
     err = r.get_json()["error"]
-    assert err["code"] == "unknown_ruleset" and "at most 64 characters" in err["message"]
+    assert err["code"] == "unknown_ruleset"
+    assert f"at most {len(name) - 1} characters" in err["message"]
     r = client.post("/api/matches", json={"bots": five_bots[:4], "ruleset": name},
                     headers=admin_headers())
-    assert r.status_code == 400 and "at most 64 characters" in r.get_json()["error"]["message"]
+    assert r.status_code == 400 and "at most" in r.get_json()["error"]["message"]
     bad = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
                                                 "ruleset": "standard+penalty=flat"},
                       headers=admin_headers())

@@ -52,7 +52,8 @@ def test_bad_description_fails() -> None:
 
 def test_illegal_probe_answer_fails() -> None:
     result = check(pb.ProtocolBot(misbehave=pb.not_in_hand, bad_moves={0}))
-    assert not result.ok and result.reason.startswith("POST /move: not_in_hand")
+    assert not result.ok and result.reason.startswith(
+        "POST /move: the answer plays cards the bot does not hold")
     result = check(pb.ProtocolBot(misbehave=pb.error_500, bad_moves={0}))
     assert not result.ok and result.reason.startswith("POST /move: answered HTTP 500")
 
@@ -87,7 +88,7 @@ def test_private_address_refused_by_default() -> None:
 def test_check_player_in_process() -> None:
     assert check_player(LocalPlayer(lambda r: {"move": r["legal_moves"][0]["id"]})).ok
     result = check_player(LocalPlayer(lambda r: {"move": "pass"}))  # may not pass on the lead
-    assert not result.ok and "unknown_move" in result.reason
+    assert not result.ok and "not one of the request's legal_moves" in result.reason
 
 
 def test_default_probe_is_the_lead_of_a_real_deal() -> None:
@@ -141,9 +142,11 @@ def test_http_level_failures_are_precise_and_name_no_internals() -> None:
         (pb.ProtocolBot(misbehave=pb.error_500, bad_moves={0}), "answered HTTP 500"),
         (pb.ProtocolBot(misbehave=pb.invalid_json, bad_moves={0}), "not JSON"),
         (pb.ProtocolBot(misbehave=pb.redirect, bad_moves={0}), "never follows redirects"),
-        (pb.ProtocolBot(misbehave=pb.unknown_id, bad_moves={0}), "unknown_move"),
+        (pb.ProtocolBot(misbehave=pb.unknown_id, bad_moves={0}),
+         "move id is not one of the request's legal_moves"),
         (pb.ProtocolBot(misbehave=pb.not_an_object, bad_moves={0}), "not an object"),
-        (pb.ProtocolBot(misbehave=pb.wrong_turn, bad_moves={0}), "wrong_turn"),
+        (pb.ProtocolBot(misbehave=pb.wrong_turn, bad_moves={0}),
+         "for another turn than the one asked"),
     ]
     for bot, words in cases:
         result = check(bot)
@@ -152,3 +155,36 @@ def test_http_level_failures_are_precise_and_name_no_internals() -> None:
         assert not result.no_answer and result.move_ms is not None
         for internal in ("_Pinned", "Connection(", "host=", "Error", "127.0.0.1", "errno"):
             assert internal not in result.reason, result.reason
+
+
+CLASS_NAME = re.compile(r"\b_?[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b|\w+Error\b|\w+\(\w+=")
+"""A Python class name (``_PinnedHTTPConnection``, ``ConnectionResetError``) or a repr
+(``HTTPConnection(host=``)."""
+
+
+def test_every_failure_reads_in_words_without_internals() -> None:
+    """Issue 11: a failure once read ``_PinnedHTTPConnection(host=...)``.  Every transport
+    fault (with and without an HTTP status), every refused answer and an unknown fault code
+    read as words for the bot's author, whatever internal text the detail carries: no class
+    name, no repr, no address, no fault code."""
+    from referee.runner.health import ANSWER_TEXTS, failure_reason
+    from referee.wire.httpbot import Fault
+    from referee.wire.protocol import AnswerFault
+
+    hostile = ("_PinnedHTTPConnection(host='bot.internal', port=443): "
+               "ConnectionResetError(104, 'Connection reset by peer') at 10.0.0.7")
+    assert set(ANSWER_TEXTS) == {f.value for f in AnswerFault}
+    cases = [(f.value, s) for f in Fault for s in (None, 502)] + \
+        [(f.value, 200) for f in AnswerFault] + [("some_new_fault", 200)]
+    for fault, status in cases:
+        for call in ("GET /", "POST /move"):
+            detail = hostile if fault in {f.value for f in Fault} else "no legal move has id 'x'"
+            reason, _ = failure_reason(call, fault, detail, status, 1.0)
+            assert reason.startswith(f"{call}: "), reason
+            words = reason.removeprefix(f"{call}: ")
+            assert not CLASS_NAME.search(words), (fault, reason)
+            for internal in ("bot.internal", "10.0.0.7", "host=", "errno", "Traceback"):
+                assert internal not in words, (fault, reason)
+            if "_" in fault:
+                assert fault not in words, (fault, reason)  # the code itself is not words
+            assert re.search(r"[a-z]{3,} [a-z]{2,}", words), (fault, reason)
