@@ -251,8 +251,8 @@ def loads(text: str) -> dict[str, Any]:
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
-            if n == len(raw_lines):
-                break  # a line cut short by a crash or a truncation
+            if n == len(raw_lines) and objects:
+                break  # a line cut short by a crash or a truncation (after whole lines)
             raise LogError(f"line {n}: not JSON ({exc})") from exc
         if not isinstance(obj, dict):
             raise LogError(f"line {n}: not a JSON object")

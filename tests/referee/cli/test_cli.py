@@ -120,3 +120,15 @@ def test_verify_json_that_is_not_a_log_exits_2(
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "cannot read" in err
+
+
+@pytest.mark.parametrize("text", ["hello, I am not a log\n", "hello\nworld\n", "{not json"])
+def test_verify_text_that_is_not_json_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """A text file is not 'an empty log': the message says it is not JSON (exit 2)."""
+    path = tmp_path / "notes.txt"
+    path.write_text(text)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not JSON" in err and "empty log" not in err
