@@ -167,11 +167,17 @@ def test_reconnecting_resumes_with_no_gap_and_no_duplicate(
         got: list[Event] = []
         reconnects = 0
         last: str | None = None
+        seed_hidden = False
         while not got or got[-1].event != "end":
             with open_when_live(url, last_event_id=last) as stream:
                 assert stream.status == 200
                 for ev in stream.events():
                     got.append(ev)
+                    if len(got) == 3:  # the match is being played: its seed stays secret
+                        shown = client.get(f"/api/matches/{match_id}").get_json()
+                        page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+                        assert shown["state"] == "running"
+                        seed_hidden = "seed" not in shown and "seed 9" not in page
                     if ev.event == "turn" and ev.json["turn"] % 7 == 3:
                         break  # drop the connection now and then, mid-deal
                 last = got[-1].id
@@ -179,7 +185,7 @@ def test_reconnecting_resumes_with_no_gap_and_no_duplicate(
         key = match_key(prefix_of(app.config), match_id)
         stored = [entry_id.decode() for entry_id, _ in redis.xrange(key)]
         assert [e.id for e in got] == stored  # every event once, in order
-        assert reconnects > 3
+        assert reconnects > 3 and seed_hidden
         # Reconnecting after the final event: 204, the browser stops reconnecting.
         with Stream(url, last_event_id=got[-1].id) as after:
             assert after.status == 204
