@@ -96,7 +96,13 @@
     });
     var center = el("div", "center");
     if (atEnd && deal.live) {
-      center.appendChild(el("div", "caption", turns.length ? "waiting for " + name(toMoveLive(deal)) : "the deal begins"));
+      var waiting = name(toMoveLive(deal)) + " to play";
+      if (last && last.table.length) {
+        center.appendChild(cards(last.table));
+        center.appendChild(el("div", "caption", "to beat: " + name(last.table_seat) + " \u00b7 " + waiting));
+      } else {
+        center.appendChild(el("div", "caption", (turns.length ? "new trick" : "the deal begins") + " \u00b7 " + waiting));
+      }
     } else if (atEnd) {
       var out = el("div", "outcome");
       out.appendChild(el("div", "", deal.winner !== null && deal.winner !== undefined
@@ -115,7 +121,7 @@
     felt.appendChild(center);
     // The line under the controls.
     info.textContent = "";
-    info.appendChild(el("strong", "", "Deal " + (dealIdx + 1) + "/" + data.deals.length +
+    info.appendChild(el("strong", "", "Deal " + (dealIdx + 1) + "/" + (data.planned || data.deals.length) +
       ", turn " + turnIdx + "/" + turns.length + ": "));
     if (last) {
       info.appendChild(document.createTextNode(name(last.seat) + " " +
@@ -274,10 +280,11 @@
         return;
       }
       say(e.state === "finished" ? "finished" : e.state, "over");
-      var a = el("a", "", "The match is over: the full replay and its log");
+      var over = el("p", "live-over"), a = el("a", "", "The match is over: the full replay and its log");
       a.href = window.location.pathname;
-      info.textContent = "";
-      info.appendChild(a);
+      over.setAttribute("data-role", "over");
+      over.appendChild(a);
+      info.parentNode.insertBefore(over, info);
       root.setAttribute("data-over", "true");
     }
   };
