@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from .channel import match_key, tournament_key
 
@@ -60,6 +60,8 @@ CHANNEL_LINGER_S = 10.0
 """A channel without viewers is kept this long (a reload reconnects at once)."""
 FETCH_SPACING_S = 0.5
 """Least time between two reads of one tournament's fragment (a burst of changes: one read)."""
+REDIS_CONNECTIONS = 16
+"""Connections for history reads and wake-ups (the blocking reader has one of its own)."""
 READ_BATCH = 500
 """Stream entries read per ``XREAD`` call at most."""
 
@@ -177,8 +179,11 @@ class Relay:
                  prefix: str = "arena:live") -> None:
         self.limits, self.prefix = limits, prefix
         self.web = urlsplit(web_url)
-        self.redis: Redis = Redis.from_url(redis_url, decode_responses=True,
-                                           socket_connect_timeout=5)
+        # Many viewers joining at once each read their history: they queue for one of a few
+        # connections (a plain pool would open one per viewer, up to its limit, then fail).
+        self.redis: Redis = Redis(connection_pool=BlockingConnectionPool.from_url(
+            redis_url, max_connections=REDIS_CONNECTIONS, timeout=30, decode_responses=True,
+            socket_connect_timeout=5))
         self.reader_redis: Redis = Redis.from_url(redis_url, decode_responses=True,
                                                   socket_connect_timeout=5)
         self.channels: dict[str, Channel] = {}
