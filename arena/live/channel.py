@@ -32,10 +32,10 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from referee.game import spectator
-from referee.runner.log import deal_json
-from referee.runner.match import DealRecord, TurnRecord
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
+from referee.runner.log import deal_json
+from referee.runner.match import DealRecord, TurnRecord
 
 from ..replay import deal_frames
 
