@@ -153,6 +153,7 @@ def test_start_a_tournament_and_watch_the_bracket_change_live(
     page.evaluate("window.__no_reload = 'still the same page'")
     live = page.locator("#live")
     assert live.get_attribute("data-state") == "running"
+    expect(live).to_have_attribute("data-push", "open")  # pushed by the live relay
     assert "0 of 4 matches played" in live.inner_text()
     # Round 1: one table and two byes; the final is drawn already, to be decided.
     assert page.locator("svg.bracket .box-table.box-playing").count() == 1
