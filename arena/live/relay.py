@@ -31,6 +31,7 @@ cut off and resumes when it reconnects); a heartbeat comment finds dead viewers.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import contextlib
 import json
@@ -153,6 +154,10 @@ class Channel:
     last_id: str = "0-0"
     viewers: set[Viewer] = field(default_factory=set)
     ready: asyncio.Future[bool] | None = None
+    backlog: list[Item] = field(default_factory=list)
+    """A match's events so far, ready to send (a joining viewer's history, from memory: one
+    Redis read per channel, not one per viewer)."""
+    keys: list[tuple[int, int]] = field(default_factory=list)
     idle_since: float | None = None
     # tournaments only
     tag: str = ""
@@ -164,6 +169,13 @@ class Channel:
     def dispatch(self, item: Item) -> None:
         for v in self.viewers:
             v.offer(item)
+
+    def remember(self, item: Item, cap: int) -> None:
+        self.backlog.append(item)
+        self.keys.append(item[0])
+        if len(self.backlog) > cap:  # the oldest go; a viewer that needs them reads Redis
+            del self.backlog[: len(self.backlog) - cap]
+            del self.keys[: len(self.keys) - cap]
 
 
 class HttpError(Exception):
@@ -247,7 +259,9 @@ class Relay:
             ch.poke.set()
             return
         kind, data = fields.get("t", ""), fields.get("d", "{}")
-        ch.dispatch((id_key(entry_id), sse(kind, data, entry_id), is_final(kind, data)))
+        item = (id_key(entry_id), sse(kind, data, entry_id), is_final(kind, data))
+        ch.remember(item, self.limits.history_max)
+        ch.dispatch(item)
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -287,12 +301,17 @@ class Relay:
         return ch
 
     async def _open(self, ch: Channel) -> bool:
-        last = await self.last_entry_id(ch.key)
         if ch.kind == "match":
-            if last is None:
+            entries = await self.xrange(ch.key, "-", count=self.limits.history_max)
+            if not entries:
                 return False
-            ch.last_id = last
+            for entry_id, fields in entries:
+                kind, data = fields.get("t", ""), fields.get("d", "{}")
+                ch.remember((id_key(entry_id), sse(kind, data, entry_id), is_final(kind, data)),
+                            self.limits.history_max)
+            ch.last_id = entries[-1][0]
             return True
+        last = await self.last_entry_id(ch.key)
         ch.last_id = last or "0-0"
         if not await self.refresh(ch):
             return False
@@ -426,28 +445,28 @@ class Relay:
     async def stream_match(self, writer: asyncio.StreamWriter, ch: Channel, viewer: Viewer,
                            last: str) -> None:
         after = last if _STREAM_ID.match(last) else "0-0"
-        # Joined the channel first, history second: every event is in one or the other.
-        history = await self.xrange(ch.key, f"({after}", count=self.limits.history_max)
         sent = id_key(after)
-        if not history and after != "0-0":
+        # The viewer joined the channel above, and takes the channel's backlog now, in the
+        # same step (no await between): every event is in one or the other, exactly once.
+        if ch.keys and (sent >= ch.keys[0] or len(ch.keys) < self.limits.history_max):
+            history = ch.backlog[bisect.bisect_right(ch.keys, sent):]
+            before = ch.backlog[bisect.bisect_right(ch.keys, sent) - 1] if sent >= ch.keys[0] \
+                else None
+        else:  # older than the backlog: from Redis (events that came meanwhile are deduplicated)
+            entries = await self.xrange(ch.key, f"({after}", count=self.limits.history_max)
+            history = [(id_key(i), sse(f.get("t", ""), f.get("d", "{}"), i),
+                        is_final(f.get("t", ""), f.get("d", "{}"))) for i, f in entries]
+            before = None
+        if not history and before is not None and before[0] == sent and before[2]:
             # Reconnected after the final event: nothing more will come (204 stops it).
-            seen = await self.xrange(ch.key, after, after)
-            if seen and is_final(seen[0][1].get("t", ""), seen[0][1].get("d", "")):
-                await respond(writer, 204, "", "")
-                return
+            await respond(writer, 204, "", "")
+            return
         await send(writer, open_stream_head())
-        batch: list[bytes] = []
         final = False
-        for entry_id, fields in history:
-            kind, data = fields.get("t", ""), fields.get("d", "{}")
-            batch.append(sse(kind, data, entry_id))
-            sent = id_key(entry_id)
-            final = is_final(kind, data)
-            if len(batch) >= 64:
-                await send(writer, b"".join(batch))
-                batch = []
-        if batch:
-            await send(writer, b"".join(batch))
+        for start in range(0, len(history), 256):
+            chunk = history[start:start + 256]
+            sent, final = chunk[-1][0], chunk[-1][2]
+            await send(writer, b"".join(x[1] for x in chunk))
         if final:
             return
         await self.pump(writer, viewer, sent)

@@ -251,3 +251,27 @@ def test_hands_are_kept_when_the_deals_will_be_dealt_again(
             played |= cards_in(f[b"d"].decode())
     assert played <= held
     assert not cards_in(end[0][b"d"].decode())
+
+
+def test_a_crowd_joining_at_once_gets_the_whole_match(app: Flask, redis: Redis,
+                                                      relay: Callable[..., str]) -> None:
+    base = relay(LIVE_MAX_VIEWERS_PER_IP=500)
+    key = match_key(prefix_of(app.config), 91)
+    pipe = redis.pipeline()
+    pipe.xadd(key, {"t": "start", "d": "{}"})
+    for n in range(2000):
+        pipe.xadd(key, {"t": "turn", "d": f'{{"n":{n},"pad":"{"x" * 200}"}}'})
+    pipe.xadd(key, {"t": "end", "d": '{"state":"finished"}'})
+    pipe.execute()
+    stored = [entry_id.decode() for entry_id, _ in redis.xrange(key)]
+    try:
+        crowd = [Stream(f"{base}/live/matches/91/events") for _ in range(150)]
+        try:
+            assert {s.status for s in crowd} == {200}
+            for s in crowd:
+                assert [e.id for e in s.events()] == stored
+        finally:
+            for s in crowd:
+                s.close()
+    finally:
+        redis.delete(key)
