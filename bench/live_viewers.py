@@ -17,7 +17,9 @@ tournament).  A probe starts every 50 ms on a connection of its own, alternately
 thread (open loop).  The viewers run in a child process (asyncio), so their work does not
 slow the probes' process; they measure each event's delivery lag as the time it arrived
 minus the time in its Redis stream id (when the worker published it; same clock).  The
-relay's RSS and CPU time come from ``/proc``.
+relay's RSS and CPU time come from ``/proc``.  Match viewers join at the live edge
+(``?last=``, as a browser that reconnects): what is measured is the fan-out of live events,
+not the transfer of the match so far that a first visit also receives.
 
 The relay allows ``LIVE_MAX_VIEWERS_PER_IP`` streams per address (16 by default); every
 viewer here comes from 127.0.0.1, so the bench raises it.  The open-file limit is raised to
@@ -30,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -46,6 +49,8 @@ HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
 PROBE_EVERY_S = 0.05
+_STREAM_ID_MS = re.compile(rb"^id: (\d{13})-\d+$", re.M)
+"""The publishing time (Redis stream id, ms since the epoch) of each event in a chunk."""
 THINK_S = 0.04
 
 
@@ -96,15 +101,14 @@ async def _viewer(host: str, port: int, path: str, stats: dict[str, Any],
         if stats["open"] + stats["failed"] >= stats["want"]:
             opened.set()
         while not stop.is_set():
-            line = await reader.readline()
-            if not line:
+            chunk = await reader.read(65536)
+            if not chunk:
                 stats["closed"] += 1
                 return
-            if line.startswith(b"id: ") and stats["measure"]:
-                ident = line[4:].strip().decode()
-                if "-" in ident and ident.split("-")[0].isdigit():
-                    stats["lags"].append(time.time() * 1000 - int(ident.split("-")[0]))
-                stats["events"] += 1
+            if stats["measure"]:
+                now = time.time() * 1000
+                stats["events"] += chunk.count(b"\nevent: ") + chunk.startswith(b"event: ")
+                stats["lags"].extend(now - int(ms) for ms in _STREAM_ID_MS.findall(chunk))
     except (OSError, asyncio.IncompleteReadError):
         stats["closed"] += 1
     finally:
@@ -263,17 +267,25 @@ def main() -> int:
         r = requests.post(f"{base}/api/matches", json={"bots": ids, "deals": 100}, headers=auth,
                           timeout=30)
         match_id = r.json()["id"]
+        # Started only once its viewers watch (bracket phase): its table's match (2 deals)
+        # starts and finishes within the window, and each change is pushed to every viewer.
         r = requests.post(f"{base}/api/tournaments", headers=auth, timeout=30, json={
-            "name": "bench", "format": "knockout", "bots": ids, "deals": 100, "start": True})
+            "name": "bench", "format": "knockout", "bots": ids, "deals": 2})
         tid = r.json()["id"]
         while requests.get(f"{base}/api/matches/{match_id}", timeout=30).json()["state"] \
                 != "running":
             time.sleep(0.2)
         relay_pid = relay.pid
+        from redis import Redis
 
-        def phase(name: str, page: str, stream: str | None) -> None:
+        rds = Redis.from_url(env["REDIS_URL"])
+
+        def phase(name: str, page: str, stream: str | None, then: Any = None) -> None:
             viewer = None
             if stream is not None:
+                if "/matches/" in stream:  # join at the live edge, as a reconnecting browser
+                    last = rds.xrevrange(f"{env['QUEUE_NAME']}:live:match:{match_id}", count=1)
+                    stream += f"?last={last[0][0].decode()}"
                 viewer = subprocess.Popen(
                     [sys.executable, __file__, "--viewers", str(args.viewers), "--view",
                      f"127.0.0.1 {nport} {stream}"], stdin=subprocess.PIPE,
@@ -285,6 +297,8 @@ def main() -> int:
                 viewer.stdin.flush()
             cpu0, _ = proc_usage(relay_pid)
             t0 = time.monotonic()
+            if then is not None:
+                then()
             res = probe_phase(base, page, args.window)
             cpu1, rss = proc_usage(relay_pid)
             res["relay_cpu_pct"] = round(100 * (cpu1 - cpu0) / (time.monotonic() - t0), 1)
@@ -302,7 +316,9 @@ def main() -> int:
         phase("baseline_match_page", f"/matches/{match_id}", None)
         phase("match_viewers", f"/matches/{match_id}", f"/live/matches/{match_id}/events")
         phase("baseline_tournament_page", f"/tournaments/{tid}", None)
-        phase("bracket_viewers", f"/tournaments/{tid}", f"/live/tournaments/{tid}/events")
+        phase("bracket_viewers", f"/tournaments/{tid}", f"/live/tournaments/{tid}/events",
+              then=lambda: requests.post(f"{base}/api/tournaments/{tid}/start", headers=auth,
+                                         timeout=30))
     finally:
         for h in helpers:
             if h.poll() is None:
@@ -323,7 +339,8 @@ def main() -> int:
               f"{x['relay_cpu_pct']:>11} {x['relay_rss_mib']:>8}")
         if "streams" in x:
             s = x["streams"]
-            print(f"{'':<26} streams open {s['open']}, failed {s['failed']}, closed "
+            print(f"{'':<26} streams open {s['open']}, failed {s['failed']} "
+                  f"{s.get('failed_with') or ''}, closed "
                   f"{s['closed']}, events {s['events']}, delivery lag p50 {s['lag_p50_ms']} ms"
                   f" p99 {s['lag_p99_ms']} ms max {s['lag_max_ms']} ms")
     return 0
