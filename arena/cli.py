@@ -78,6 +78,27 @@ def worker(burst: bool, no_clock: bool, name: str | None) -> None:
 
 
 @cli.command()
+@click.option("--host", default=None, help="address to listen on (default: LIVE_HOST)")
+@click.option("--port", default=None, type=int, help="port (default: LIVE_PORT; 0: any)")
+def live(host: str | None, port: int | None) -> None:
+    """Run the live relay: server-sent events of running matches and tournaments."""
+    import asyncio
+    import logging
+
+    from .live.channel import prefix_of
+    from .live.relay import Relay, RelayLimits, serve
+    from .queue import get_queue
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    app = _app()
+    cfg = app.config
+    relay = Relay(get_queue(app).url, str(cfg["LIVE_WEB_URL"]), RelayLimits.from_config(cfg),
+                  prefix_of(cfg))
+    asyncio.run(serve(relay, host or str(cfg["LIVE_HOST"]),
+                      int(cfg["LIVE_PORT"]) if port is None else port))
+
+
+@cli.command()
 def clock() -> None:
     """Run the clock (reconciler, ladder, health sweep) until stopped."""
     import logging

@@ -282,6 +282,52 @@ class Defaults:
     queue).  Recovery does not depend on it: the reconciler works from the database."""
 
 
+    # --- live matches (arena.live) ---------------------------------------------------------
+    LIVE_ENABLED: bool = True
+    """Workers publish every running match's public events (and tournaments' changes) to
+    Redis for the live relay (``arena live``).  Off: match pages show results only."""
+    LIVE_URL: str = "/live"
+    """Where browsers reach the live relay: a path on this site (the shipped nginx sends
+    ``/live/`` to the relay) or a full URL (the demo's relay on its own port)."""
+    LIVE_HOST: str = "127.0.0.1"
+    """Address ``arena live`` listens on."""
+    LIVE_PORT: int = 8100
+    """Port ``arena live`` listens on (0: any free one, printed on start)."""
+    LIVE_WEB_URL: str = "http://127.0.0.1:8000"
+    """Where the relay reads a tournament's live fragment (gunicorn, without nginx): once
+    per change for all its viewers, instead of every viewer asking."""
+    LIVE_STREAM_MAX_EVENTS: int = 20000
+    """Events kept per match in Redis (a reconnecting viewer resumes from them); a match of
+    the longest allowed length stays far below."""
+    LIVE_STREAM_TTL_S: int = 3600
+    """A match's events are dropped from Redis this long after its last one."""
+    LIVE_EVENT_MAX_BYTES: int = 64 * 1024
+    """Largest event published; a deal's revealed hands above it are left to the replay."""
+    LIVE_MAX_VIEWERS: int = 20000
+    """Open streams one relay process serves at most (then 503)."""
+    LIVE_MAX_VIEWERS_PER_CHANNEL: int = 5000
+    """Open streams of one match or tournament at most (then 503)."""
+    LIVE_MAX_VIEWERS_PER_IP: int = 16
+    """Open streams of one client address at most (then 429)."""
+    LIVE_MAX_CHANNELS: int = 2000
+    """Matches and tournaments watched at once at most (then 503)."""
+    LIVE_STREAM_MAX_S: float = 1800.0
+    """A stream is closed after this long; the browser reconnects and resumes where it was
+    (so no connection is held forever)."""
+    LIVE_HEARTBEAT_S: float = 15.0
+    """A comment line is sent on a quiet stream this often (keeps proxies from closing it
+    and finds dead viewers)."""
+    LIVE_VIEWER_QUEUE: int = 1024
+    """Events waiting for one viewer at most; a viewer that falls further behind is cut off
+    (it reconnects and resumes), so a stalled reader never grows the relay's memory."""
+    LIVE_HEADER_TIMEOUT_S: float = 10.0
+    """A viewer's request must arrive whole within this time."""
+    LIVE_TOURNAMENT_RECHECK_S: float = 5.0
+    """The relay also re-reads a watched tournament's fragment this often (changes nobody
+    announced, e.g. the clock's)."""
+    LIVE_FRAGMENT_MAX_BYTES: int = 512 * 1024
+    """Largest tournament fragment pushed to viewers; above it viewers are told to fetch."""
+
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off", ""}
 

@@ -3,7 +3,7 @@
 1. A fresh instance folder (SQLite database, schema migrated) and the embedded Redis.
 2. The web app on ``127.0.0.1:<port>`` (a threaded server in this process).
 3. Real RQ worker processes (``arena worker``), which run the health checks and play the
-   matches.
+   matches, and the live relay (``arena live``) that streams running matches to their pages.
 4. Sample bots as their own processes (``python -m sample_bots.NAME --port 0``), registered
    through the API like anyone's bots: each submission answers at once, and the demo waits
    until a worker's health check has admitted the bot.
@@ -38,7 +38,7 @@ from werkzeug.serving import make_server
 from . import create_app
 from .ladder import run_round
 from .models import Match, Rating
-from .procs import Child, start_arena, start_bot, stop_all
+from .procs import Child, start_arena, start_bot, start_relay, stop_all
 from .queue import get_queue
 from .storage import database_url, get_db, upgrade
 
@@ -155,6 +155,13 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
             children.append(start_arena(["worker", "--no-clock", "--name", f"demo-{i + 1}"],
                                         env=env, name=f"worker-{i + 1}"))
         _say(f"workers: {workers} RQ worker process(es)")
+        try:  # the live relay: running matches' pages show the table as it is played
+            relay = start_relay({**env, "LIVE_WEB_URL": base})
+            children.append(relay)
+            app.config["LIVE_URL"] = f"{relay.url}/live"
+            _say(f"live: {relay.url}/live/ (running matches and tournaments, pushed)")
+        except RuntimeError as exc:  # pages fall back to polling and say so
+            _say(f"live relay not started ({exc}); pages poll instead")
 
         submitted: list[tuple[str, str, str]] = []
         for name, module in DEMO_BOTS:

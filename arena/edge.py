@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 
-TEMPLATED = re.compile(r"^(?P<indent>\s*)(?P<directive>\S+)\s+(?P<value>.*?);\s*# templated\s*$")
+TEMPLATED = re.compile(r"^(?P<indent>\s*)(?P<directive>\S+)\s+(?P<value>.*?);\s*"
+                       r"# templated(?::\s*(?P<tag>\w+))?\s*$")
 
 
 class EdgeError(RuntimeError):
@@ -40,9 +41,11 @@ def nginx_binary() -> str | None:
         (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
 
 
-def render_nginx_conf(text: str, *, listen: str, upstream: str, runtime_dir: Path) -> str:
-    """``deploy/nginx.conf`` with its templated lines pointed at ``listen``, ``upstream`` and
-    paths under ``runtime_dir``; every other line is kept byte for byte."""
+def render_nginx_conf(text: str, *, listen: str, upstream: str, runtime_dir: Path,
+                      live_upstream: str = "127.0.0.1:8100") -> str:
+    """``deploy/nginx.conf`` with its templated lines pointed at ``listen``, ``upstream`` (the
+    web app), ``live_upstream`` (the live relay) and paths under ``runtime_dir``; every other
+    line is kept byte for byte."""
     logs, temp = runtime_dir / "logs", runtime_dir / "temp"
     out, seen = [], set()
     for line in text.splitlines(keepends=True):
@@ -54,7 +57,7 @@ def render_nginx_conf(text: str, *, listen: str, upstream: str, runtime_dir: Pat
         if directive == "listen":
             value = listen
         elif directive == "server":
-            value = upstream
+            value = live_upstream if m["tag"] == "live" else upstream
         elif directive in ("access_log", "error_log"):
             value = value.replace("/var/log/nginx/", f"{logs}/")
         elif directive.endswith("_temp_path"):
@@ -98,7 +101,7 @@ def start_gunicorn(*, host: str, port: int, env: Mapping[str, str],
 
 
 def start_nginx(*, listen_host: str, listen_port: int, upstream: str, runtime_dir: Path,
-                conf_text: str | None = None) -> Child:
+                conf_text: str | None = None, live_upstream: str = "127.0.0.1:8100") -> Child:
     """nginx with ``deploy/nginx.conf`` rendered for this machine, in the foreground."""
     binary = nginx_binary()
     if binary is None:
@@ -112,7 +115,8 @@ def start_nginx(*, listen_host: str, listen_port: int, upstream: str, runtime_di
     text = conf_text if conf_text is not None else NGINX_CONF.read_text()
     conf = runtime_dir / "nginx.conf"
     conf.write_text(render_nginx_conf(text, listen=f"{listen_host}:{listen_port}",
-                                      upstream=upstream, runtime_dir=runtime_dir))
+                                      upstream=upstream, runtime_dir=runtime_dir,
+                                      live_upstream=live_upstream))
     check = subprocess.run(
         [binary, "-t", "-q", "-p", str(runtime_dir), "-c", str(conf),
          "-g", f"pid {runtime_dir / 'nginx.pid'};"],

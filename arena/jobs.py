@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from flask import Flask, current_app, has_app_context
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from referee import find_ruleset
 from referee.runner import log as match_log
-from referee.runner.match import MatchRecord, TurnRecord, run_match
+from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer
 from referee.wire.redact import scrub_generic
@@ -60,8 +60,10 @@ from referee.wire.redact import scrub_generic
 from . import bots as bot_service
 from . import execution
 from .execution import HandbackRequested, JobAbandonedError, JobControl
+from .live import channel as live
 from .matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from .models import Bot, Match, MatchResult, MatchSeat, utcnow
+from .queue import get_queue
 from .ratings import Placement, apply_result, lock_family
 from .signing import secret_bytes
 from .storage import get_db
@@ -98,7 +100,23 @@ def play_match(match_id: int) -> str:
             from .tournaments.service import on_match_done
 
             on_match_done(app, match_id)  # idempotent; the clock does it too
+            announce_tournament(app, match_id)
         return outcome
+
+
+def announce_tournament(app: Flask, match_id: int) -> None:
+    """Tell the live relay that the page of the match's tournament (if any) changed."""
+    if not app.config["LIVE_ENABLED"]:
+        return
+    from .tournaments.models import TournamentMatch
+
+    try:
+        with get_db(app).begin() as s:
+            tid = s.scalar(select(TournamentMatch.tournament_id)
+                           .where(TournamentMatch.match_id == match_id))
+        live.notify_tournament(get_queue(app).redis, app.config, tid)
+    except Exception as exc:  # a broadcast never fails a job
+        log.warning("match %s: tournament change not announced: %s", match_id, exc)
 
 
 def claim(app: Flask, match_id: int, token: str) -> str:
@@ -228,10 +246,15 @@ def run_match_job(app: Flask, match_id: int) -> str:
     if outcome != "claimed":
         log.info("match %s: not played (%s)", match_id, outcome)
         return outcome
+    publisher = start_broadcast(app, match_id)
+    stopped: dict[str, Any] = {"state": "stopped"}
     try:
         with leases(app).hold(match_id, token, control) as lease:
-            record = play(app, match_id, lease, control)
-        return finish(app, match_id, token, record)
+            record = play(app, match_id, lease, control, publisher)
+        outcome = finish(app, match_id, token, record)
+        if outcome == "finished":
+            stopped = {"state": "finished", "totals": list(record.totals)}
+        return outcome
     except LeaseLostError:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
         return "lease lost"
@@ -247,6 +270,46 @@ def run_match_job(app: Flask, match_id: int) -> str:
     except Exception as exc:
         release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
         raise
+    finally:
+        if publisher is not None:
+            publisher.publish("end", stopped)
+            announce_tournament(app, match_id)
+
+
+def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
+    """The live publisher of this attempt, its ``start`` event sent (None: live is off, or
+    the broadcast could not start; the match is played all the same)."""
+    if not app.config["LIVE_ENABLED"]:
+        return None
+    from .tournaments.models import TournamentMatch
+
+    try:
+        with get_db(app).begin() as s:
+            match = s.get(Match, match_id)
+            if match is None:
+                return None
+            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
+                              .order_by(MatchSeat.seat)).all()
+            link = s.get(TournamentMatch, match_id)
+            rotations = 0 if link is None else int(s.scalar(
+                select(func.count()).select_from(TournamentMatch)
+                .where(TournamentMatch.table_id == link.table_id)) or 0)
+            rules = find_ruleset(match.ruleset)
+            start = {"match_id": match_id, "ruleset": match.ruleset, "players": rules.players,
+                     "deals": match.deals, "attempt": match.attempts,
+                     "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
+                               for x in seats]}
+            # Hands are revealed at each deal's end only when the same deals are not to be
+            # dealt again: not in a duplicate table's rotations, not in a retried attempt.
+            reveal = match.attempts <= 1 and rotations <= 1
+        publisher = live.LivePublisher(get_queue(app).redis, app.config, match_id, rules,
+                                       reveal=reveal)
+    except Exception as exc:
+        log.warning("match %s: no live broadcast: %s", match_id, exc)
+        return None
+    publisher.publish("start", {**start, "reveal": reveal})
+    announce_tournament(app, match_id)
+    return publisher
 
 
 class _HasLost(Protocol):
@@ -254,7 +317,8 @@ class _HasLost(Protocol):
 
 
 def play(app: Flask, match_id: int, hb: _HasLost,
-         control: JobControl = execution.NEVER) -> MatchRecord:
+         control: JobControl = execution.NEVER,
+         watcher: MatchWatcher | None = None) -> MatchRecord:
     db = get_db(app)
     with db.begin() as s:
         match = s.get(Match, match_id)
@@ -280,7 +344,8 @@ def play(app: Flask, match_id: int, hb: _HasLost,
 
     try:
         return run_match(rules, players, seed, deals, limits,
-                         match_id=wire_match_id(app.config, match_id), on_turn=on_turn)
+                         match_id=wire_match_id(app.config, match_id), on_turn=on_turn,
+                         watcher=watcher)
     finally:
         for p in players:
             p.close()

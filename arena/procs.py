@@ -93,7 +93,19 @@ def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",
         start_new_session=True,
     )
     child = Child(module, proc)
+    child.url = _wait_for_url(proc, timeout_s)
+    if child.url is None:
+        child.stop()
+        raise RuntimeError(f"bot {module} did not start")
+    # Keep draining stderr so the bot never blocks on a full pipe.
+    _drain(proc)
+    return child
+
+
+def _wait_for_url(proc: subprocess.Popen[bytes], timeout_s: float) -> str | None:
+    """The URL a child prints on stderr once it listens (None: it did not in time)."""
     assert proc.stderr is not None
+    url = None
     sel = selectors.DefaultSelector()
     sel.register(proc.stderr, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout_s
@@ -107,15 +119,10 @@ def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",
         buf += chunk
         m = LISTENING.search(buf.decode(errors="replace"))
         if m:
-            child.url = m.group(1)
+            url = m.group(1)
             break
     sel.close()
-    if child.url is None:
-        child.stop()
-        raise RuntimeError(f"bot {module} did not start: {buf.decode(errors='replace')[-500:]}")
-    # Keep draining stderr so the bot never blocks on a full pipe.
-    _drain(proc)
-    return child
+    return url
 
 
 def _drain(proc: subprocess.Popen[bytes]) -> None:
@@ -144,6 +151,27 @@ def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
         start_new_session=True,
     )
     return Child(name, proc)
+
+
+def start_relay(env: Mapping[str, str], *, port: int = 0, host: str = "127.0.0.1",
+                timeout_s: float = 30.0) -> Child:
+    """Start ``arena live`` (the live relay) and wait until it listens; ``url`` is its
+    base (``http://host:port``)."""
+    from .supervisor import PARENT_PID_ENV
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "live", "--host", host, "--port", str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**env, PARENT_PID_ENV: str(os.getpid())}, start_new_session=True,
+    )
+    child = Child("live", proc)
+    url = _wait_for_url(proc, timeout_s)
+    if url is None:
+        child.stop()
+        raise RuntimeError("the live relay did not start")
+    child.url = url.removesuffix("/live/")
+    _drain(proc)
+    return child
 
 
 def stop_all(children: list[Child]) -> None:

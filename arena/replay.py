@@ -31,42 +31,7 @@ def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
                       "described_as": s["name"], "author": s.get("author", ""),
                       "version": s.get("version", ""),
                       "bot_id": bot_ids[s["seat"]] if bot_ids else None})
-    deals = []
-    for d in doc["deals"]:
-        deal = Deal.new(rules, d["seed"], DealContext(d["index"], d["previous_winner"],
-                                                      d["previous_loser"]))
-        start_hands = [mask_texts(h) for h in deal.hands]
-        turns = []
-        for t in d["turns"]:
-            if deal.outcome is not None:
-                break
-            move = parse_move(t["move"])
-            seat = deal.to_move
-            deal.push(move)
-            turns.append({
-                "turn": t["turn"],
-                "seat": seat,
-                "cards": mask_texts(move),
-                "legal": t["legal"],
-                "latency_ms": t["latency_ms"],
-                "fault": t["fault"],
-                "detail": t["detail"],
-                "say": t["say"],
-                "bank_ms": t["bank_ms"],
-                "hands": [mask_texts(h) for h in deal.hands],
-                "table": mask_texts(deal.table_mask) if deal.table_kind else [],
-                "table_seat": deal.table_seat if deal.table_kind else None,
-            })
-        outcome = d.get("outcome") or {}
-        deals.append({
-            "index": d["index"],
-            "hands": start_hands,
-            "turns": turns,
-            "scores": outcome.get("scores"),
-            "winner": outcome.get("winner"),
-            "termination": outcome.get("termination"),
-            "totals": d.get("totals"),
-        })
+    deals = [deal_frames(rules, d) for d in doc["deals"]]
     result = doc.get("result") or {}
     return {
         "match_id": doc.get("match_id"),
@@ -76,4 +41,43 @@ def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
         "deals": deals,
         "totals": result.get("totals"),
         "standings": result.get("standings"),
+    }
+
+
+def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
+    """The viewer's data for one deal of a log (``referee.log.deal_json``): the hands as
+    dealt, and every turn with the state after it."""
+    deal = Deal.new(rules, d["seed"], DealContext(d["index"], d["previous_winner"],
+                                                  d["previous_loser"]))
+    start_hands = [mask_texts(h) for h in deal.hands]
+    turns = []
+    for t in d["turns"]:
+        if deal.outcome is not None:
+            break
+        move = parse_move(t["move"])
+        seat = deal.to_move
+        deal.push(move)
+        turns.append({
+            "turn": t["turn"],
+            "seat": seat,
+            "cards": mask_texts(move),
+            "legal": t["legal"],
+            "latency_ms": t["latency_ms"],
+            "fault": t["fault"],
+            "detail": t["detail"],
+            "say": t["say"],
+            "bank_ms": t["bank_ms"],
+            "hands": [mask_texts(h) for h in deal.hands],
+            "table": mask_texts(deal.table_mask) if deal.table_kind else [],
+            "table_seat": deal.table_seat if deal.table_kind else None,
+        })
+    outcome = d.get("outcome") or {}
+    return {
+        "index": d["index"],
+        "hands": start_hands,
+        "turns": turns,
+        "scores": outcome.get("scores"),
+        "winner": outcome.get("winner"),
+        "termination": outcome.get("termination"),
+        "totals": d.get("totals"),
     }

@@ -183,8 +183,10 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
         out["standings"] = sorted(seats, key=lambda x: (x["rank"], x["seat"]))
         out["log_url"] = url_for("matches.match_log", match_id=m.id)
     if detail:
-        out.update({"seed": m.seed, "limits": m.limits, "attempts": m.attempts,
-                    "error": m.error})
+        out.update({"limits": m.limits, "attempts": m.attempts, "error": m.error})
+        if m.state in ("finished", "failed"):
+            # The seed deals every hand: shown once no deal of the match is left to play.
+            out["seed"] = m.seed
         if m.result is not None:
             totals = m.result.totals
             out["strikes"] = totals.get("strikes", [])

@@ -19,6 +19,7 @@ import hmac
 import secrets
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, jsonify, request
 from flask import session as cookie_session
@@ -156,8 +157,18 @@ def arg_int(name: str) -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else None
 
 
+def content_security_policy() -> str:
+    """:data:`CSP`, and the live relay's origin when it has one of its own (the demo's relay
+    on another port; behind nginx it is this site)."""
+    live = str(current_app.config["LIVE_URL"])
+    if "://" not in live:
+        return CSP
+    u = urlsplit(live)
+    return CSP.replace("connect-src 'self'", f"connect-src 'self' {u.scheme}://{u.netloc}")
+
+
 def security_headers(resp: Response) -> Response:
-    resp.headers.setdefault("Content-Security-Policy", CSP)
+    resp.headers.setdefault("Content-Security-Policy", content_security_policy())
     resp.headers.setdefault("X-Content-Type-Options", "nosniff")
     resp.headers.setdefault("X-Frame-Options", "DENY")
     resp.headers.setdefault("Referrer-Policy", "same-origin")

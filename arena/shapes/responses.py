@@ -224,7 +224,8 @@ class Match(Answer):
     seats: list[Seat]
     standings: list[Seat] | None = Field(None, description="finished matches")
     log_url: str | None = Field(None, description="finished matches")
-    seed: int | None = Field(None, description="one match only")
+    seed: int | None = Field(None, description="one match only, once it is over (the seed "
+                                               "deals every hand)")
     limits: dict[str, Any] | None = Field(None, description="one match only")
     attempts: int | None = Field(None, description="one match only")
     error: str | None = Field(None, description="one match only")
@@ -265,7 +266,8 @@ class Tournament(Answer):
     rounds: int | None
     cycles: int | None
     rated: bool
-    seed: int | None
+    seed: int | None = Field(description="null until the tournament is over (its tables' "
+                                         "deals derive from it)")
     limits: dict[str, Any]
     current_round: int
     progress: Progress

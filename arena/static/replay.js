@@ -1,6 +1,8 @@
 // Turn-by-turn replay of a finished match, from /matches/<id>/replay.json (frames computed
-// by the engine on the server).  Everything is drawn with textContent: no name, "say" or
-// fault detail from a bot is ever parsed as HTML.
+// by the engine on the server), and the same viewer live: a running match's events from the
+// live relay (server-sent events, data-live-url), where hands stay face down until the deal
+// is over (the relay never has them before).  Everything is drawn with textContent: no name,
+// "say" or fault detail from a bot is ever parsed as HTML.
 "use strict";
 (function () {
   var root = document.getElementById("replay");
@@ -30,8 +32,20 @@
     });
     return box;
   }
+  function backs(n) {  // a hand still hidden: its size only
+    var box = el("span", "cards small hidden-hand");
+    for (var i = 0; i < n; i++) { box.appendChild(el("span", "card back", "")); }
+    return box;
+  }
   function name(seat) { return data.seats[seat] ? data.seats[seat].name : "seat " + (seat + 1); }
-  function moveText(t) { return t.cards.length ? t.cards.map(cardText).join(" ") : "pass"; }
+  function moveText(t) {
+    if (t.decision && !t.cards.length) { return "passes " + t.count + " card" + (t.count === 1 ? "" : "s") + " face down"; }
+    return t.cards.length ? t.cards.map(cardText).join(" ") : "pass";
+  }
+  function toMoveLive(deal) {
+    var t = deal.turns.length ? deal.turns[deal.turns.length - 1] : deal;
+    return t.to_move === null || t.to_move === undefined ? 0 : t.to_move;
+  }
   function totalsBefore(d) {
     if (d === 0) { return data.seats.map(function () { return 0; }); }
     return data.deals[d - 1].totals || data.seats.map(function () { return 0; });
@@ -42,8 +56,9 @@
     var turns = deal.turns;
     var last = turnIdx > 0 ? turns[turnIdx - 1] : null;
     var hands = last ? last.hands : deal.hands;
+    var counts = last ? last.card_counts : deal.card_counts;
     var atEnd = turnIdx === turns.length;
-    var toMove = atEnd ? null : turns[turnIdx].seat;
+    var toMove = atEnd ? (deal.live ? toMoveLive(deal) : null) : turns[turnIdx].seat;
     // What each seat did in the current trick.
     var lastMove = {}, cleared = false;
     for (var i = 0; i < turnIdx; i++) {
@@ -51,20 +66,21 @@
       lastMove[turns[i].seat] = turns[i];
       if (!turns[i].table.length) { cleared = true; }
     }
-    var totals = atEnd && deal.totals ? deal.totals : totalsBefore(dealIdx);
+    var totals = atEnd && !deal.live && deal.totals ? deal.totals : totalsBefore(dealIdx);
     felt.textContent = "";
     var areas = AREAS[data.players] || AREAS[4];
     data.seats.forEach(function (s, seat) {
       var box = el("div", "seat seat-" + areas[seat]);
       if (seat === toMove) { box.classList.add("to-move"); }
-      if (atEnd && deal.winner === seat) { box.classList.add("winner"); }
+      if (atEnd && !deal.live && deal.winner === seat) { box.classList.add("winner"); }
       box.setAttribute("data-seat", seat);
       var head = el("div", "seat-head");
       head.appendChild(el("span", "who", name(seat)));
-      head.appendChild(el("span", "count", hands[seat].length + " cards"));
+      var held = hands ? hands[seat].length : counts[seat];
+      head.appendChild(el("span", "count", held + " cards"));
       head.appendChild(el("span", "score", totals[seat]));
       box.appendChild(head);
-      box.appendChild(cards(hands[seat], "small"));
+      box.appendChild(hands ? cards(hands[seat], "small") : backs(held));
       var lm = lastMove[seat];
       var lastLine = el("div", "last");
       if (lm) {
@@ -79,7 +95,15 @@
       felt.appendChild(box);
     });
     var center = el("div", "center");
-    if (atEnd) {
+    if (atEnd && deal.live) {
+      var waiting = name(toMoveLive(deal)) + " to play";
+      if (last && last.table.length) {
+        center.appendChild(cards(last.table));
+        center.appendChild(el("div", "caption", "to beat: " + name(last.table_seat) + " \u00b7 " + waiting));
+      } else {
+        center.appendChild(el("div", "caption", (turns.length ? "new trick" : "the deal begins") + " \u00b7 " + waiting));
+      }
+    } else if (atEnd) {
       var out = el("div", "outcome");
       out.appendChild(el("div", "", deal.winner !== null && deal.winner !== undefined
         ? name(deal.winner) + " wins deal " + (dealIdx + 1) : "deal " + (dealIdx + 1) + " over"));
@@ -97,20 +121,23 @@
     felt.appendChild(center);
     // The line under the controls.
     info.textContent = "";
-    info.appendChild(el("strong", "", "Deal " + (dealIdx + 1) + "/" + data.deals.length +
+    info.appendChild(el("strong", "", "Deal " + (dealIdx + 1) + "/" + (data.planned || data.deals.length) +
       ", turn " + turnIdx + "/" + turns.length + ": "));
     if (last) {
       info.appendChild(document.createTextNode(name(last.seat) + " " +
         (last.cards.length ? "plays " + moveText(last) : "passes") +
         (last.latency_ms !== null && last.latency_ms !== undefined
           ? " in " + Math.round(last.latency_ms) + " ms" : "") +
-        " (" + last.legal + " legal move" + (last.legal === 1 ? "" : "s") +
-        ", time bank " + (last.bank_ms / 1000).toFixed(1) + " s)"));
+        " (" + (last.legal !== undefined ? last.legal + " legal move" +
+          (last.legal === 1 ? "" : "s") + ", " : "") +
+        "time bank " + (last.bank_ms / 1000).toFixed(1) + " s)"));
       if (last.fault) {
         info.appendChild(document.createTextNode(" "));
         info.appendChild(el("span", "fault", "fault: " + last.fault +
           (last.detail ? " (" + last.detail + ")" : "")));
       }
+    } else if (deal.live) {
+      info.appendChild(document.createTextNode("hands dealt face down; " + name(toMoveLive(deal)) + " leads"));
     } else {
       info.appendChild(document.createTextNode("hands as dealt; " + name(turns.length ? turns[0].seat : 0) + " leads"));
     }
@@ -166,11 +193,21 @@
     timer = setInterval(function () { if (!step(1)) { stop(); } }, Number(speed.value));
   }
 
+  function fillDeals() {
+    dealSelect.textContent = "";
+    var planned = data.planned || data.deals.length;
+    data.deals.forEach(function (deal, k) {
+      dealSelect.appendChild(el("option", "", "deal " + (k + 1) + " of " + planned)).value = String(k);
+    });
+  }
   function init(d) {
     data = d;
-    data.deals.forEach(function (deal, k) {
-      dealSelect.appendChild(el("option", "", "deal " + (k + 1) + " of " + data.deals.length)).value = String(k);
-    });
+    fillDeals();
+    wire();
+    setDeal(0, false);
+    root.setAttribute("data-ready", "true");
+  }
+  function wire() {
     dealSelect.addEventListener("change", function () { stop(); setDeal(Number(dealSelect.value), false); });
     $("first").addEventListener("click", function () { stop(); turnIdx = 0; render(); });
     $("last").addEventListener("click", function () { stop(); turnIdx = data.deals[dealIdx].turns.length; render(); });
@@ -187,12 +224,116 @@
       else if (e.key === "Home") { stop(); turnIdx = 0; render(); }
       else if (e.key === "End") { stop(); turnIdx = data.deals[dealIdx].turns.length; render(); }
     });
-    setDeal(0, false);
-    root.setAttribute("data-ready", "true");
   }
 
-  fetch(root.getAttribute("data-replay-url"), { credentials: "same-origin" })
-    .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
-    .then(init)
-    .catch(function (err) { info.textContent = "The replay could not be loaded: " + err.message; });
+  // --- live ---------------------------------------------------------------------------------
+  var status = $("live-status");
+  function say(text, state) {
+    if (status) { status.textContent = text; status.setAttribute("data-state", state); }
+    root.setAttribute("data-live", state);
+  }
+  function following() {  // the viewer is at the newest turn: keep it there
+    return dealIdx === data.deals.length - 1 && turnIdx === data.deals[dealIdx].turns.length;
+  }
+  var live = {
+    start: function (e) {
+      var first = data === null;
+      data = { seats: e.seats, players: e.players, planned: e.deals, deals: [] };
+      if (first) { wire(); }
+      fillDeals();
+      felt.textContent = ""; list.textContent = "";
+      info.textContent = "The match has begun: waiting for the first deal" + String.fromCharCode(8230);
+    },
+    deal: function (e) {
+      var follow = !data.deals.length || following();
+      data.deals.push({ index: e.deal, live: true, hands: null, card_counts: e.card_counts,
+                        to_move: e.to_move, turns: [] });
+      fillDeals();
+      if (follow) { setDeal(data.deals.length - 1, false); }
+      root.setAttribute("data-ready", "true");
+    },
+    turn: function (e) {
+      var deal = data.deals[data.deals.length - 1];
+      if (!deal || deal.index !== e.deal) { return; }
+      var follow = following();
+      deal.turns.push(e);
+      if (dealIdx === data.deals.length - 1) {
+        fillList();
+        if (follow) { turnIdx = deal.turns.length; }
+        render();
+      }
+    },
+    deal_end: function (e) {
+      var k = data.deals.length - 1, deal = data.deals[k];
+      if (!deal || deal.index !== e.deal) { return; }
+      var follow = following();
+      var out = e.outcome || {};
+      var done = e.revealed ? e.frames : { index: e.deal, hands: null, card_counts: deal.card_counts,
+        turns: deal.turns, scores: out.scores, winner: out.winner, termination: out.termination };
+      done.totals = e.totals;
+      data.deals[k] = done;
+      if (dealIdx === k) { fillList(); if (follow) { turnIdx = done.turns.length; } render(); }
+    },
+    end: function (e) {
+      if (e.state === "stopped") {
+        say("interrupted: the match will be played again", "waiting");
+        return;
+      }
+      say(e.state === "finished" ? "finished" : e.state, "over");
+      var over = el("p", "live-over"), a = el("a", "", "The match is over: the full replay and its log");
+      a.href = window.location.pathname;
+      over.setAttribute("data-role", "over");
+      over.appendChild(a);
+      info.parentNode.insertBefore(over, info);
+      root.setAttribute("data-over", "true");
+    }
+  };
+  function poll(url) {  // no live stream: look at the match now and then instead
+    setTimeout(function () {
+      fetch(url, { cache: "no-store", credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (m) {
+          if (m.state === "finished" || m.state === "failed") { window.location.reload(); return; }
+          if (m.state === "running") { connect(); } else { poll(url); }
+        })
+        .catch(function () { poll(url); });
+    }, 5000);
+  }
+  var failures = 0;
+  function connect() {
+    var url = root.getAttribute("data-live-url"), matchUrl = root.getAttribute("data-match-url");
+    if (!window.EventSource) { say("no live view in this browser", "down"); poll(matchUrl); return; }
+    var es = new EventSource(url), opened = false;
+    Object.keys(live).forEach(function (kind) {
+      es.addEventListener(kind, function (msg) {
+        live[kind](JSON.parse(msg.data));
+        if (kind === "end" && root.getAttribute("data-over") === "true") { es.close(); }
+      });
+    });
+    es.onopen = function () { opened = true; failures = 0; say("live", "live"); };
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED || !opened) {
+        // Not started yet (no events), or the relay is down: say so and look again later.
+        es.close();
+        failures += 1;
+        if (root.getAttribute("data-over") !== "true") {
+          say(root.getAttribute("data-state") === "queued" && failures < 3
+            ? "waiting for the match to start" : "live view unavailable: checking every few seconds", "down");
+          poll(matchUrl);
+        }
+      } else {
+        say("reconnecting" + String.fromCharCode(8230), "reconnecting");  // resumes from the last event
+      }
+    };
+  }
+
+  if (root.getAttribute("data-live-url")) {
+    info.textContent = "Connecting to the live table" + String.fromCharCode(8230);
+    connect();
+  } else {
+    fetch(root.getAttribute("data-replay-url"), { credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
+      .then(init)
+      .catch(function (err) { info.textContent = "The replay could not be loaded: " + err.message; });
+  }
 })();

@@ -146,7 +146,8 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
             "rounds": t.rounds,
             "cycles": t.cycles if t.format == "round_robin" else None,
             "rated": t.rated,
-            "seed": t.seed,
+            # Every table's deals derive from it: shown once nothing is left to play.
+            "seed": t.seed if t.state in ("finished", "cancelled") else None,
             "limits": t.limits,
             "current_round": t.current_round,
             "version": t.version,

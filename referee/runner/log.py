@@ -36,6 +36,7 @@ from referee.wire.protocol import PROTOCOL_VERSION
 from .match import (
     FORFEITED,
     BotIdentity,
+    DealRecord,
     MatchRecord,
     TurnRecord,
     deal_seed,
@@ -82,22 +83,24 @@ def turn_json(t: TurnRecord) -> dict[str, Any]:
     }
 
 
+def deal_json(d: DealRecord) -> dict[str, Any]:
+    """One entry of the log's ``deals`` (also what a live broadcast reveals at a deal's end)."""
+    return {
+        "index": d.index,
+        "seed": d.seed,
+        "previous_winner": d.previous_winner,
+        "previous_loser": d.previous_loser,
+        "hands": [mask_texts(h) for h in d.hands],
+        "turns": [turn_json(t) for t in d.turns],
+        "outcome": d.outcome.to_json() if d.outcome is not None else None,
+        "loser": d.loser,
+        "totals": list(d.totals),
+    }
+
+
 def to_document(rec: MatchRecord) -> dict[str, Any]:
     """The JSON form of a match record."""
-    deals = [
-        {
-            "index": d.index,
-            "seed": d.seed,
-            "previous_winner": d.previous_winner,
-            "previous_loser": d.previous_loser,
-            "hands": [mask_texts(h) for h in d.hands],
-            "turns": [turn_json(t) for t in d.turns],
-            "outcome": d.outcome.to_json() if d.outcome is not None else None,
-            "loser": d.loser,
-            "totals": list(d.totals),
-        }
-        for d in rec.deals
-    ]
+    deals = [deal_json(d) for d in rec.deals]
     result = {
         "totals": list(rec.totals),
         "standings": [

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from referee.game.cards import iter_cards
 from referee.game.combos import classify
@@ -303,6 +303,20 @@ def latency_stats(seat: int, values: Sequence[float]) -> LatencyStats:
 TurnHook = Callable[[TurnRecord], None]
 
 
+class MatchWatcher(Protocol):
+    """Follows a match as it is played (a live broadcast): told of each deal's start, each
+    turn and each deal's end, with the engine's state, from which it takes what it may show
+    (a spectator's view: :mod:`referee.game.spectator`).  Like ``on_turn``, whatever it raises
+    propagates and ends the match, so a watcher that must never stop a match catches its own
+    errors."""
+
+    def deal_started(self, record: DealRecord, deal: Deal) -> None: ...
+
+    def turn_played(self, turn: TurnRecord, deal: Deal) -> None: ...
+
+    def deal_ended(self, record: DealRecord, deal: Deal) -> None: ...
+
+
 def _scrubbed(player: Player, reply: Reply) -> Reply:
     """``reply`` with its detail passed through ``player.scrub``, the one door through which a
     player's texts enter the record, so no URL reaches a log whatever the player is.
@@ -327,6 +341,7 @@ class _Match:
         limits: Limits,
         match_id: str,
         on_turn: TurnHook | None,
+        watcher: MatchWatcher | None = None,
     ) -> None:
         n = rules.players
         if len(players) != n:
@@ -334,6 +349,7 @@ class _Match:
         if deals < 1:
             raise ValueError("a match needs at least one deal")
         self.rules, self.players, self.limits, self.on_turn = rules, players, limits, on_turn
+        self.watcher = watcher
         self.bank: list[float] = [float(limits.time_bank_ms)] * n
         self.last_latency: list[int | None] = [None] * n
         self.strike_count = [0] * n
@@ -420,9 +436,14 @@ class _Match:
         drec = DealRecord(index, seed, prev_winner, prev_loser, list(deal.dealt))
         rec.deals.append(drec)
         view = DealView(deal)  # what every request of this deal shares (see DealView)
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.deal_started(drec, deal)
         while deal.outcome is None:
             turn = self.play_turn(deal, index, view)
             drec.turns.append(turn)
+            if watcher is not None:
+                watcher.turn_played(turn, deal)
             if self.on_turn is not None:
                 self.on_turn(turn)
         out = deal.outcome
@@ -431,6 +452,8 @@ class _Match:
         if out.winner is not None:
             self.wins[out.winner] += 1
         drec.outcome, drec.loser, drec.totals = out, find_loser(deal), list(rec.totals)
+        if watcher is not None:
+            watcher.deal_ended(drec, deal)
         return deal
 
     def play_turn(self, deal: Deal, index: int, view: DealView) -> TurnRecord:
@@ -529,6 +552,7 @@ def run_match(
     *,
     match_id: str | None = None,
     on_turn: TurnHook | None = None,
+    watcher: MatchWatcher | None = None,
 ) -> MatchRecord:
     """Play ``deals`` deals of ``ruleset`` between ``seats`` (one player per seat, in order).
 
@@ -538,10 +562,12 @@ def run_match(
     exceptions, so nothing is caught here: an exception out of a player is a bug in the
     player or an exception that is not about the bot at all (a queue's job timeout raised by
     its signal handler, ``KeyboardInterrupt``), and it propagates.  The players are not
-    closed.
+    closed.  ``watcher`` follows the match deal by deal and turn by turn
+    (:class:`MatchWatcher`).
     """
     mid = match_id if match_id is not None else f"match-{seed}"
-    return _Match(ruleset, seats, seed, deals, limits or Limits(), mid, on_turn).run()
+    return _Match(ruleset, seats, seed, deals, limits or Limits(), mid, on_turn,
+                  watcher).run()
 
 
 __all__ = [
@@ -553,6 +579,7 @@ __all__ = [
     "LatencyStats",
     "Limits",
     "MatchRecord",
+    "MatchWatcher",
     "Standing",
     "Strike",
     "TurnRecord",

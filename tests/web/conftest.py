@@ -25,6 +25,7 @@ import pytest
 from flask import Flask
 from werkzeug.serving import make_server
 
+from arena.procs import start_relay
 from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the arena tests
     app,
     backend,
@@ -36,6 +37,7 @@ from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the aren
     sample_bots,
     settings,
     start_worker,
+    worker_env,
 )
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -72,10 +74,16 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def live_server(app: Flask) -> Iterator[str]:  # noqa: F811 - the imported fixture
+    """The web app, and beside it the live relay (``arena live``) as the demo runs it: on a
+    port of its own, reading the app's fragments and the workers' events."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.port}"
+    base = f"http://127.0.0.1:{server.port}"
+    relay = start_relay({**worker_env(app), "LIVE_WEB_URL": base})
+    app.config["LIVE_URL"] = f"{relay.url}/live"
+    yield base
+    relay.stop()
     server.shutdown()
     thread.join(timeout=10)
 

@@ -153,6 +153,7 @@ def test_start_a_tournament_and_watch_the_bracket_change_live(
     page.evaluate("window.__no_reload = 'still the same page'")
     live = page.locator("#live")
     assert live.get_attribute("data-state") == "running"
+    expect(live).to_have_attribute("data-push", "open")  # pushed by the live relay
     assert "0 of 4 matches played" in live.inner_text()
     # Round 1: one table and two byes; the final is drawn already, to be decided.
     assert page.locator("svg.bracket .box-table.box-playing").count() == 1
@@ -338,3 +339,53 @@ def test_home_leaderboard_and_bot_pages(
     page.screenshot(path=str(shots / "bot.png"), full_page=True)
     body = json.dumps(client.get("/api/openapi.json").get_json())
     assert "/tournaments/{tournament_id}/live" in body
+
+
+# --- live matches -----------------------------------------------------------------------------
+
+
+def test_a_running_match_is_watched_live_turn_by_turn(
+    page: Any, live_server: str, client: FlaskClient, sample_bots: dict[str, str],
+    start_worker: Callable[[], Child], shots: Path,
+) -> None:
+    from sample_bots import greedy_bot
+
+    def slow(request: dict[str, Any]) -> str:  # a thinking bot: the match takes a while
+        time.sleep(0.15)
+        return str(greedy_bot.choose(request))
+
+    srv = serve_in_thread(slow, name="thinker")
+    try:
+        bots = [register(client, "thinker", srv.url)[0]] + [
+            register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
+        r = client.post("/api/matches", json={"bots": bots, "deals": 2, "seed": 3},
+                        headers=admin_headers())
+        match_id = r.get_json()["id"]
+        page.goto(f"{live_server}/matches/{match_id}")  # queued: it waits for the start
+        page.evaluate("window.__no_reload = 'still the same page'")
+        start_worker()
+        replay = page.locator("#replay")
+        expect(replay).to_have_attribute("data-live", "live", timeout=60_000)
+        expect(replay).to_have_attribute("data-turn", re.compile(r"^([3-9]|\d\d+)$"),
+                                         timeout=60_000)
+        first = int(replay.get_attribute("data-turn") or 0)
+        # Hands are face down while the deal is played: only their sizes are shown.
+        assert page.locator(".felt .seat > .cards .card.back").count() > 0
+        assert page.locator(".felt .seat > .cards .card:not(.back)").count() == 0
+        assert "legal move" not in page.inner_text("[data-role=info]")
+        wait_for(lambda: int(replay.get_attribute("data-turn") or 0) > first, 60,
+                 what="the table to move on by itself")
+        page.screenshot(path=str(shots / "match-live.png"), full_page=True)
+        # The first deal ends: its hands are revealed, the viewer follows into deal 2.
+        expect(replay).to_have_attribute("data-deal", "1", timeout=120_000)
+        page.select_option("[data-role=deal]", "0")
+        page.click("[data-role=first]")
+        assert page.locator(".felt .seat > .cards .card:not(.back)").count() == 52
+        expect(replay).to_have_attribute("data-over", "true", timeout=120_000)
+        assert page.evaluate("window.__no_reload") == "still the same page"
+        page.click("[data-role=over] a")
+        page.wait_for_selector("#replay[data-ready=true]")  # the finished match's replay
+        assert page.locator("[data-test=download-json]").count() == 1
+    finally:
+        srv.shutdown()
+        srv.server_close()
