@@ -462,6 +462,11 @@ def main() -> int:
     ap.add_argument("--reuse", metavar="DATABASE",
                     help="measure a database seeded (and kept) by an earlier run instead of "
                          "seeding one; it is kept")
+    ap.add_argument("--seed-only", action="store_true",
+                    help="seed (and keep) the database, print its name and stop: later runs "
+                         "measure it with --reuse, the seeding paid once")
+    ap.add_argument("--only", metavar="SUBSTRING", action="append",
+                    help="measure only the URLs containing this (repeatable)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
@@ -506,11 +511,17 @@ def main() -> int:
             t0 = time.monotonic()
             tids = make_tournaments(app, pg_url)
             report["tournaments_s"] = round(time.monotonic() - t0, 1)
+        if args.seed_only:
+            args.keep = True
+            log(f"seeded and kept {name}: measure it with --reuse {name}")
+            return 0
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
             report["database_bytes"] = conn.execute(
                 "SELECT pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
         paths = urls(app, tids, bots, matches)
+        if args.only:
+            paths = [p for p in paths if any(o in p for o in args.only)]
         log("counting statements per request")
         statements = count_statements(app, paths)
         get_db(app).dispose()
