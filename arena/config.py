@@ -241,6 +241,12 @@ class Defaults:
     SITE_COUNTS_TTL_S: float = 10.0
     """How long the home page reuses its counts of bots and tournaments (one small cached
     aggregate per process; the count of finished matches is a maintained counter)."""
+    READ_CACHE_S: float = 2.0
+    """Longest time a web process answers a public GET from its memory instead of rendering
+    it again (:mod:`arena.readcache`): no answer is older than this.  A write through the
+    process empties its cache at once.  0: off."""
+    READ_CACHE_MAX_BYTES: int = 64 * 2**20
+    """Memory each web process may use for those answers (the newest are kept)."""
     TOURNAMENT_PAGE_TABLES: int = 16
     """Tables of one round drawn on a tournament page or its live fragment; larger rounds
     are paginated (``?round=N&tables=PAGE``) so a 256-entrant page stays small."""

@@ -24,6 +24,7 @@ from flask import Flask, Response, current_app, jsonify, request
 from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 
+from .. import readcache
 from ..errors import ApiError, error_response
 from ..models import Bot, utcnow
 from ..security import bearer_token, is_admin, token_matches
@@ -129,6 +130,7 @@ def provisional(games: int) -> bool:
 
 
 def csrf_token() -> str:
+    readcache.mark_private()  # a page with the visitor's token is theirs alone
     token = cookie_session.get("csrf")
     if not isinstance(token, str):
         token = secrets.token_urlsafe(24)

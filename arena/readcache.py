@@ -1,0 +1,230 @@
+"""Whole GET responses kept per web process for at most ``READ_CACHE_S`` seconds.
+
+Why
+---
+Public pages and API reads are the same for every visitor, and a popular one (the
+leaderboard, the home page, a busy bot) is asked for many times a second.  Each render costs
+5-50 ms of one core (queries, ORM objects, Jinja or JSON) even when every query is indexed;
+on a small machine sixteen visitors at once queue behind each other's renders.  With this
+cache a process renders a URL at most about once per ``READ_CACHE_S`` and answers the
+other requests from memory in well under a millisecond.
+
+Staleness bound
+---------------
+An answer is never older than ``READ_CACHE_S`` seconds, counted from the moment its render
+*started* (when its data was read).  A request that changes something (any method but GET,
+HEAD, OPTIONS answered below 400) empties this process's cache at once, and a render that
+began before that change is not stored, so a writer reading through the same process sees
+its own change; other processes catch up within the bound.  ``READ_CACHE_S = 0`` turns the
+cache off.  (A version counter instead of a time bound would miss on nearly every hit at
+volume: ratings change with every finished match, several times a second.)
+
+What is cached
+--------------
+Only what is the same for everyone: a GET (or HEAD) without an ``Authorization`` header and
+without conditional headers, answered 200, not streamed, without ``Set-Cookie`` or a
+``Cache-Control`` of ``no-store``/``no-cache``/``private``, by a view that did not call
+:func:`mark_private` (the forms do: their CSRF token is the visitor's own, from the
+session).  Never cached: the probes, a submission's check (polled for its outcome) and the
+tournament live fragment (its own ETag and render cache: :class:`arena.routes.tournaments.RenderCache`),
+listed in :data:`NEVER` by URL rule.  The key is the scheme, host, path and query string
+as sent.
+
+Concurrent misses of one key render it once: the others wait for that render (up to
+``WAIT_S``) and share it.  The newest entries up to ``READ_CACHE_MAX_BYTES`` are kept.
+
+Rate limits still count cached answers: :func:`init_app` wraps the views before
+:func:`arena.limits.init_app` wraps them with their limits.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, Response, current_app, g, request
+
+NEVER = frozenset({
+    "/healthz",
+    "/readyz",
+    "/api/bots/<id:bot_id>/check",
+    "/tournaments/<id:tournament_id>/live",
+})
+"""URL rules whose answers must be fresh on every request (see the module docstring)."""
+WAIT_S = 10.0
+"""How long a request waits for another thread's render of the same key before rendering
+itself."""
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CONDITIONAL = ("If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since",
+               "If-Range", "Range")
+UNCACHEABLE_CONTROL = ("no-store", "no-cache", "private")
+
+
+@dataclass(frozen=True)
+class Entry:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    stored: float
+    """Clock time at which the render that made it started."""
+
+
+class ReadCache:
+    """The entries of one app in one process (thread-safe)."""
+
+    def __init__(self, max_age_s: float, max_bytes: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_age_s = max_age_s
+        self.max_bytes = max_bytes
+        self.clock = clock
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._items: OrderedDict[str, Entry] = OrderedDict()
+        self._bytes = 0
+        self._generation = 0
+        self._inflight: dict[str, threading.Event] = {}
+
+    def clear(self) -> None:
+        """Forget everything, and refuse renders that started before now."""
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+            self._generation += 1
+
+    def _fresh(self, key: str, now: float) -> Entry | None:
+        entry = self._items.get(key)
+        if entry is None:
+            return None
+        if now - entry.stored >= self.max_age_s:
+            self._drop(key)
+            return None
+        self._items.move_to_end(key)
+        return entry
+
+    def _drop(self, key: str) -> None:
+        entry = self._items.pop(key, None)
+        if entry is not None:
+            self._bytes -= len(entry.body)
+
+    def _store(self, key: str, entry: Entry, generation: int) -> None:
+        if generation != self._generation or len(entry.body) > self.max_bytes // 4:
+            return
+        self._drop(key)
+        self._items[key] = entry
+        self._bytes += len(entry.body)
+        while self._bytes > self.max_bytes and self._items:
+            self._drop(next(iter(self._items)))
+
+    def answer(self, key: str, render: Callable[[], Response]) -> Response:
+        """The cached answer for ``key``, or ``render()``'s (stored if it may be)."""
+        waited = False
+        while True:
+            with self._lock:
+                entry = self._fresh(key, self.clock())
+                if entry is not None:
+                    self.hits += 1
+                    return replay(entry, self.clock())
+                pending = self._inflight.get(key)
+                if pending is None or waited:
+                    mine = threading.Event()
+                    if pending is None:
+                        self._inflight[key] = mine
+                    self.misses += 1
+                    generation = self._generation
+                    started = self.clock()
+                    break
+            pending.wait(WAIT_S)  # another thread renders this key: share its answer
+            waited = True
+        try:
+            resp = render()
+            if storable(resp):
+                resp.direct_passthrough = False
+                entry = Entry(resp.status_code, list(resp.headers.items()), resp.get_data(),
+                              started)
+                with self._lock:
+                    self._store(key, entry, generation)
+            return resp
+        finally:
+            with self._lock:
+                if self._inflight.get(key) is mine:
+                    del self._inflight[key]
+            mine.set()
+
+
+def replay(entry: Entry, now: float) -> Response:
+    resp = Response(entry.body, status=entry.status, headers=entry.headers)
+    resp.headers["Age"] = str(int(now - entry.stored))
+    return resp
+
+
+def storable(resp: Response) -> bool:
+    if resp.status_code != 200 or resp.is_streamed or "Set-Cookie" in resp.headers:
+        return False
+    control = (resp.headers.get("Cache-Control") or "").lower()
+    if any(word in control for word in UNCACHEABLE_CONTROL):
+        return False
+    return not g.get("arena_private_answer", False)
+
+
+def mark_private() -> None:
+    """Say that this request's answer is the visitor's own (it carries their CSRF token from
+    the session, say): it is not stored.  (Flask marks the session accessed on every
+    template render, so that flag cannot tell.)"""
+    g.arena_private_answer = True
+
+
+def cacheable_request() -> bool:
+    return (request.method in ("GET", "HEAD") and "Authorization" not in request.headers
+            and not any(h in request.headers for h in CONDITIONAL))
+
+
+def cache_key() -> str:
+    query = request.query_string.decode("latin-1")
+    return f"{request.scheme}://{request.host}{request.path}?{query}"
+
+
+def get_cache(app: Flask) -> ReadCache | None:
+    cache: ReadCache | None = app.extensions.get("arena.readcache")
+    return cache
+
+
+def _wrap(view: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(view)
+    def cached_view(*args: Any, **kwargs: Any) -> Any:
+        app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+        cache = get_cache(app)
+        if cache is None or not cacheable_request():
+            return view(*args, **kwargs)
+        return cache.answer(cache_key(), lambda: app.make_response(view(*args, **kwargs)))
+
+    return cached_view
+
+
+def _forget_after_writes(resp: Response) -> Response:
+    if request.method not in SAFE_METHODS and resp.status_code < 400:
+        cache = get_cache(current_app)
+        if cache is not None:
+            cache.clear()
+    return resp
+
+
+def init_app(app: Flask) -> None:
+    """Wrap every GET view but those in :data:`NEVER` (call after the blueprints are
+    registered and before :func:`arena.limits.init_app`)."""
+    max_age = float(app.config["READ_CACHE_S"])
+    if max_age <= 0:
+        app.extensions["arena.readcache"] = None
+        return
+    app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]))
+    app.after_request(_forget_after_writes)
+    wrap = {r.endpoint for r in app.url_map.iter_rules()
+            if "GET" in (r.methods or ()) and r.rule not in NEVER and r.endpoint != "static"}
+    never = {r.endpoint for r in app.url_map.iter_rules() if r.rule in NEVER}
+    for endpoint in sorted(wrap - never):
+        app.view_functions[endpoint] = _wrap(app.view_functions[endpoint])
