@@ -277,6 +277,10 @@ class Defaults:
     """A job in a pool worker stops itself at its RQ timeout at the next turn; one still
     running this long after its timeout (stuck where it cannot stop itself) is given up:
     recorded as failed (and retried), its lease left to run out, its thread abandoned."""
+    WORKER_SWITCH_INTERVAL_MS: float = 5.0
+    """How long one thread of a pool worker may hold the interpreter (the GIL) while others
+    wait for it (``sys.setswitchinterval``; Python's default is 5 ms).  A match whose bot
+    answered, or whose deadline fired, waits up to this long behind a busy thread."""
     WORKER_REDIS_RETRY_MAX_S: float = 30.0
     """Longest wait between two attempts of a worker to reach a lost Redis (the wait doubles
     from half a second up to this); the worker resumes as soon as Redis answers."""
