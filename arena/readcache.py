@@ -23,15 +23,18 @@ What is cached
 --------------
 Only what is the same for everyone: a GET (or HEAD) without an ``Authorization`` header and
 without conditional headers, answered 200, not streamed, without ``Set-Cookie`` or a
-``Cache-Control`` of ``no-store``/``no-cache``/``private``, by a view that did not call
-:func:`mark_private` (the forms do: their CSRF token is the visitor's own, from the
-session).  Never cached: the probes, a submission's check (polled for its outcome) and the
-tournament live fragment (its own ETag and render cache: :class:`arena.routes.tournaments.RenderCache`),
-listed in :data:`NEVER` by URL rule.  The key is the scheme, host, path and query string
-as sent.
+``Cache-Control`` of ``no-store``/``no-cache``/``private``.  Pages with a form carry the
+visitor's CSRF token (from the session cookie): a shared render writes
+:data:`TOKEN_SLOT` in its place (:func:`visitor_token`), and every answer, stored or not,
+gets the visitor's own token there.  Never cached: the probes, a submission's check
+(polled for its outcome) and the tournament live fragment (its own ETag and render cache:
+:class:`arena.routes.tournaments.RenderCache`), listed in :data:`NEVER` by URL rule.  The
+key is the scheme, host, path and query string as sent.
 
 Concurrent misses of one key render it once: the others wait for that render (up to
-``WAIT_S``) and share it.  The newest entries up to ``READ_CACHE_MAX_BYTES`` are kept.
+``WAIT_S``) and share it.  An entry past half its life is rendered anew by the next request
+while the others go on getting it, so a page in steady demand is never waited for.  The
+newest entries up to ``READ_CACHE_MAX_BYTES`` are kept.
 
 Rate limits still count cached answers: :func:`init_app` wraps the views before
 :func:`arena.limits.init_app` wraps them with their limits.
@@ -40,6 +43,7 @@ Rate limits still count cached answers: :func:`init_app` wraps the views before
 from __future__ import annotations
 
 import functools
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -59,6 +63,9 @@ NEVER = frozenset({
 WAIT_S = 10.0
 """How long a request waits for another thread's render of the same key before rendering
 itself."""
+TOKEN_SLOT = "csrfslot" + secrets.token_hex(16)
+"""Stands for the visitor's CSRF token in a stored render (letters and digits: it passes
+autoescaping unchanged); each answer gets the visitor's own token in its place."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CONDITIONAL = ("If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since",
                "If-Range", "Range")
@@ -126,20 +133,25 @@ class ReadCache:
         waited = False
         while True:
             with self._lock:
-                entry = self._fresh(key, self.clock())
-                if entry is not None:
-                    self.hits += 1
-                    return replay(entry, self.clock())
+                now = self.clock()
+                entry = self._fresh(key, now)
                 pending = self._inflight.get(key)
-                if pending is None or waited:
+                if entry is not None and (pending is not None
+                                          or now - entry.stored < self.max_age_s / 2):
+                    self.hits += 1
+                    return replay(entry, now)
+                if entry is None and pending is not None and not waited:
+                    wait_for = pending  # another thread renders this key: share its answer
+                else:
+                    # A miss, or an entry past half its life that nobody refreshes yet:
+                    # this request renders (the others meanwhile get the entry, if any).
                     mine = threading.Event()
                     if pending is None:
                         self._inflight[key] = mine
                     self.misses += 1
-                    generation = self._generation
-                    started = self.clock()
+                    generation, started = self._generation, now
                     break
-            pending.wait(WAIT_S)  # another thread renders this key: share its answer
+            wait_for.wait(WAIT_S)
             waited = True
         try:
             resp = render()
@@ -167,16 +179,39 @@ def storable(resp: Response) -> bool:
     if resp.status_code != 200 or resp.is_streamed or "Set-Cookie" in resp.headers:
         return False
     control = (resp.headers.get("Cache-Control") or "").lower()
-    if any(word in control for word in UNCACHEABLE_CONTROL):
-        return False
-    return not g.get("arena_private_answer", False)
+    return not any(word in control for word in UNCACHEABLE_CONTROL)
 
 
-def mark_private() -> None:
-    """Say that this request's answer is the visitor's own (it carries their CSRF token from
-    the session, say): it is not stored.  (Flask marks the session accessed on every
-    template render, so that flag cannot tell.)"""
-    g.arena_private_answer = True
+def shared_render() -> bool:
+    """Whether the view runs for everyone (its answer may be stored): a form then asks for
+    :data:`TOKEN_SLOT` instead of the visitor's CSRF token."""
+    return bool(g.get("arena_shared_render", False))
+
+
+def _personalise(resp: Response) -> Response:
+    """Put the visitor's own CSRF token where a shared render left :data:`TOKEN_SLOT`."""
+    if resp.is_streamed or resp.direct_passthrough:
+        return resp
+    body = resp.get_data()
+    slot = TOKEN_SLOT.encode()
+    if slot in body:
+        token: Callable[[], str] = current_app.extensions["arena.readcache.token"]
+        resp.set_data(body.replace(slot, token().encode()))
+    return resp
+
+
+def visitor_token(token: Callable[[], str]) -> Callable[[], str]:
+    """Register ``token`` (the visitor's CSRF token, from the session) as what fills a
+    shared render's slot; returns a function that gives the slot during a shared render and
+    the token otherwise (what the templates call)."""
+
+    def token_or_slot() -> str:
+        if shared_render():
+            return TOKEN_SLOT
+        return token()
+
+    token_or_slot.arena_token = token  # type: ignore[attr-defined]
+    return token_or_slot
 
 
 def cacheable_request() -> bool:
@@ -201,7 +236,15 @@ def _wrap(view: Callable[..., Any]) -> Callable[..., Any]:
         cache = get_cache(app)
         if cache is None or not cacheable_request():
             return view(*args, **kwargs)
-        return cache.answer(cache_key(), lambda: app.make_response(view(*args, **kwargs)))
+        return _personalise(cache.answer(cache_key(), lambda: shared(*args, **kwargs)))
+
+    def shared(*args: Any, **kwargs: Any) -> Response:
+        g.arena_shared_render = True
+        try:
+            resp: Response = current_app.make_response(view(*args, **kwargs))
+        finally:
+            g.arena_shared_render = False
+        return resp
 
     return cached_view
 

@@ -129,13 +129,16 @@ def provisional(games: int) -> bool:
 # --- pages -----------------------------------------------------------------------------------
 
 
-def csrf_token() -> str:
-    readcache.mark_private()  # a page with the visitor's token is theirs alone
+def _session_csrf_token() -> str:
     token = cookie_session.get("csrf")
     if not isinstance(token, str):
         token = secrets.token_urlsafe(24)
         cookie_session["csrf"] = token
     return token
+
+
+csrf_token = readcache.visitor_token(_session_csrf_token)
+"""The visitor's CSRF token, or its slot in a render the response cache may share."""
 
 
 def csrf_ok() -> bool:
@@ -203,6 +206,7 @@ def ago_filter(value: Any) -> str:
 def init_app(app: Flask) -> None:
     """The parts every response and every template share, whichever feature made them."""
     app.after_request(security_headers)
+    app.extensions["arena.readcache.token"] = _session_csrf_token  # fills a shared render
     app.context_processor(template_globals)
     app.add_template_filter(card_filter, "card")
     app.add_template_filter(ago_filter, "ago")
