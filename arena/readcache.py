@@ -26,10 +26,11 @@ without conditional headers, answered 200, not streamed, without ``Set-Cookie`` 
 ``Cache-Control`` of ``no-store``/``no-cache``/``private``.  Pages with a form carry the
 visitor's CSRF token (from the session cookie): a shared render writes
 :data:`TOKEN_SLOT` in its place (:func:`visitor_token`), and every answer, stored or not,
-gets the visitor's own token there.  Never cached: the probes, a submission's check
-(polled for its outcome) and the tournament live fragment (its own ETag and render cache:
-:class:`arena.routes.tournaments.RenderCache`), listed in :data:`NEVER` by URL rule.  The
-key is the scheme, host, path and query string as sent.
+gets the visitor's own token there.  Never cached: the probes and a submission's check
+(polled for its outcome), listed in :data:`NEVER` by URL rule.  (The tournament live
+fragment's polls are conditional, with its ETag: they reach the view, whose own render cache,
+:class:`arena.routes.tournaments.RenderCache`, answers them.)  The key is the scheme, host,
+path and query string as sent.
 
 Concurrent misses of one key render it once: the others wait for that render (up to
 ``WAIT_S``) and share it.  An entry past half its life is rendered anew by the next request
@@ -57,7 +58,6 @@ NEVER = frozenset({
     "/healthz",
     "/readyz",
     "/api/bots/<id:bot_id>/check",
-    "/tournaments/<id:tournament_id>/live",
 })
 """URL rules whose answers must be fresh on every request (see the module docstring)."""
 WAIT_S = 10.0
