@@ -27,10 +27,10 @@ without conditional headers, answered 200, not streamed, without ``Set-Cookie`` 
 visitor's CSRF token (from the session cookie): a shared render writes
 :data:`TOKEN_SLOT` in its place (:func:`visitor_token`), and every answer, stored or not,
 gets the visitor's own token there.  Never cached: the probes and a submission's check
-(polled for its outcome), listed in :data:`NEVER` by URL rule.  (The tournament live
-fragment's polls are conditional, with its ETag: they reach the view, whose own render cache,
-:class:`arena.routes.tournaments.RenderCache`, answers them.)  The key is the scheme, host,
-path and query string as sent.
+(polled for its outcome), listed in :data:`NEVER` by URL rule, and whatever a view marks
+``Cache-Control: no-cache``, such as the tournament live fragment (its polls carry its ETag,
+and its own render cache, :class:`arena.routes.tournaments.RenderCache`, answers them).  The
+key is the scheme, host, path and query string as sent.
 
 Concurrent misses of one key render it once: the others wait for that render (up to
 ``WAIT_S``) and share it.  An entry past half its life is rendered anew by the next request
