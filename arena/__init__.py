@@ -22,7 +22,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
-from . import config, errors, limits, queue, security, storage
+from . import config, errors, limits, queue, readcache, security, storage
 
 
 class IdConverter(BaseConverter):
@@ -86,6 +86,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     plumbing.init_app(app)  # security headers, template filters and globals
     for bp in BLUEPRINTS:
         app.register_blueprint(bp)
+    readcache.init_app(app)  # after the blueprints, before the limits (they count hits)
     limits.init_app(app)  # after the blueprints: it wraps the views marked @limited
     return app
 

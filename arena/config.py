@@ -241,6 +241,12 @@ class Defaults:
     SITE_COUNTS_TTL_S: float = 10.0
     """How long the home page reuses its counts of bots and tournaments (one small cached
     aggregate per process; the count of finished matches is a maintained counter)."""
+    READ_CACHE_S: float = 2.0
+    """Longest time a web process answers a public GET from its memory instead of rendering
+    it again (:mod:`arena.readcache`): no answer is older than this.  A write through the
+    process empties its cache at once.  0: off."""
+    READ_CACHE_MAX_BYTES: int = 64 * 2**20
+    """Memory each web process may use for those answers (the newest are kept)."""
     TOURNAMENT_PAGE_TABLES: int = 16
     """Tables of one round drawn on a tournament page or its live fragment; larger rounds
     are paginated (``?round=N&tables=PAGE``) so a 256-entrant page stays small."""
@@ -271,6 +277,10 @@ class Defaults:
     """A job in a pool worker stops itself at its RQ timeout at the next turn; one still
     running this long after its timeout (stuck where it cannot stop itself) is given up:
     recorded as failed (and retried), its lease left to run out, its thread abandoned."""
+    WORKER_SWITCH_INTERVAL_MS: float = 5.0
+    """How long one thread of a pool worker may hold the interpreter (the GIL) while others
+    wait for it (``sys.setswitchinterval``; Python's default is 5 ms).  A match whose bot
+    answered, or whose deadline fired, waits up to this long behind a busy thread."""
     WORKER_REDIS_RETRY_MAX_S: float = 30.0
     """Longest wait between two attempts of a worker to reach a lost Redis (the wait doubles
     from half a second up to this); the worker resumes as soon as Redis answers."""

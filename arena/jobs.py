@@ -17,9 +17,11 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        stops with an error (RQ retries it); when its worker is shutting down it gives itself
        back to the queue; when its worker gave up on it, it stops and writes nothing.
     3. **Finish** in one transaction: ``running`` with *our* token becomes ``finished``; the
-       family ledger row is locked; the result (unique per match), the seats' standings and
-       the rating events (unique per match and bot) are written.  Any conflict rolls the
-       whole transaction back, so a result and its ratings are stored exactly once.
+       seats' standings are written; then, under the family ledger row's lock (taken last,
+       so concurrent finishes wait for each other only there), the result (unique per
+       match), the ratings and the rating events (unique per match and bot).  Any conflict
+       rolls the whole transaction back, so a result and its ratings are stored exactly
+       once.
 
 ``check_bot(bot_id, check_id=None)``
     Run a health check (the probe: a real match opening, :mod:`referee.runner.health`) and apply
@@ -49,6 +51,7 @@ from typing import Any, Protocol
 from flask import Flask, current_app, has_app_context
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from referee import find_ruleset
 from referee.runner import log as match_log
@@ -323,8 +326,12 @@ def play(app: Flask, match_id: int, hb: _HasLost,
     with db.begin() as s:
         match = s.get(Match, match_id)
         assert match is not None
+        # The seats with their versions and bots in one statement (not two lazy loads a
+        # seat): a worker starting a hundred matches at once shares a few connections.
         seats = s.scalars(
-            select(MatchSeat).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
+            select(MatchSeat).where(MatchSeat.match_id == match_id)
+            .options(joinedload(MatchSeat.bot_version), joinedload(MatchSeat.bot))
+            .order_by(MatchSeat.seat)
         ).all()
         # Each seat: the URL of the version that sits there, the bot's current signing
         # secret (a rotation takes effect from the next match), and the label the log names
@@ -386,16 +393,6 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
                 raise LeaseLostError()
             match = s.get(Match, match_id)
             assert match is not None
-            family = lock_family(s, match.family)
-            result = MatchResult(
-                match_id=match_id,
-                family=match.family,
-                created_at=now,
-                totals=_totals(record),
-                log_gz=log_gz,
-            )
-            s.add(result)
-            s.flush()
             seats = {x.seat: x for x in s.scalars(
                 select(MatchSeat).where(MatchSeat.match_id == match_id))}
             lat = {x.seat: x for x in record.latency}
@@ -407,6 +404,21 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
                     x = lat[st.seat]
                     seat.calls, seat.p50_ms, seat.p95_ms, seat.max_ms = (
                         x.calls, x.p50_ms, x.p95_ms, x.max_ms)
+            s.flush()
+            # The family's ledger lock serialises every finish of the family: taken only
+            # now, after the writes that concern this match alone, so concurrent finishes
+            # overlap in those.  The result is inserted under it, so results are numbered in
+            # the order their ratings are applied (what ``arena ratings --check`` replays).
+            family = lock_family(s, match.family)
+            result = MatchResult(
+                match_id=match_id,
+                family=match.family,
+                created_at=now,
+                totals=_totals(record),
+                log_gz=log_gz,
+            )
+            s.add(result)
+            s.flush()
             if match.rated:
                 apply_result(
                     s,

@@ -95,9 +95,14 @@ def apply_result(
     family lock) and record the events.  The ``(match_id, bot_id)`` unique constraint on the
     events makes a second application fail instead of counting twice."""
     bots = combine(placements)
-    rows: dict[int, Rating] = {}
+    # Every seat's rating row locked in one statement (in bot order), not one per bot.
+    rows: dict[int, Rating] = {r.bot_id: r for r in s.scalars(
+        select(Rating).where(Rating.family == family,
+                             Rating.bot_id.in_([p.bot_id for p in bots]))
+        .order_by(Rating.bot_id).with_for_update()
+        .execution_options(populate_existing=True))}
     for p in bots:
-        row = s.get(Rating, (p.bot_id, family), with_for_update=True)
+        row = rows.get(p.bot_id)
         if row is None:
             row = Rating(bot_id=p.bot_id, family=family, rating=initial, games=0)
             s.add(row)

@@ -429,6 +429,7 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
     from . import jobs  # noqa: F401
 
     cfg = app.config
+    sys.setswitchinterval(float(cfg["WORKER_SWITCH_INTERVAL_MS"]) / 1000)
     return ThreadPoolWorker(
         queues,
         connection=connection,

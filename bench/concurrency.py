@@ -60,7 +60,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
-from rq import Worker
+from rq import SimpleWorker, Worker
 from sqlalchemy import select
 
 from arena import create_app
@@ -339,7 +339,9 @@ def main() -> int:
     db_url = f"postgresql+psycopg://{user_host}/{dbname}"
     inst = tempfile.mkdtemp(prefix="arena-bench-")
     app = create_app({"INSTANCE_PATH": inst, "DATABASE_URL": db_url,
-                      "ALLOW_PRIVATE_BOT_URLS": True, "ADMIN_TOKEN": "bench",
+                      "ALLOW_PRIVATE_BOT_URLS": True,
+                      "ADMIN_TOKEN": "bench-admin-token-0123456789abcdefghij",
+                      "RATE_LIMITS_ENABLED": False,
                       "WORKER_CLOCK": False, "HEALTH_DEADLINE_MS": 5000,
                       "QUEUE_NAME": f"bench-concurrency-{os.getpid()}"})
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up on SIGTERM too
@@ -352,9 +354,18 @@ def main() -> int:
         bots: dict[str, list[int]] = {}
         for name, url in urls.items():
             for i in range(4 if name != "hang" else 1):
-                r = client.post("/api/bots", json={"name": f"{name}-{i}", "url": url})
-                assert r.status_code == 201, r.get_json()
+                # One path per seat: a match seats an endpoint once (thinking_bots.py
+                # serves every path prefix of its port).
+                r = client.post("/api/bots", json={"name": f"{name}-{i}", "url": f"{url}/s{i}"})
+                assert r.status_code == 202, r.get_json()
                 bots.setdefault(name, []).append(r.get_json()["bot"]["id"])
+        with app.app_context():  # the submissions' health checks, as a worker runs them
+            SimpleWorker([get_queue(app).queue], connection=get_queue(app).redis).work(
+                burst=True, logging_level="WARNING")
+        for name, ids in bots.items():
+            for b in ids:  # (the hanging bot fails its probe; matches made here seat it)
+                check = client.get(f"/api/bots/{b}/check").get_json()
+                assert check["state"] == ("failed" if name == "hang" else "passed"), check
         env = dict(os.environ)
         env.update({"DATABASE_URL": f"{db_url}?application_name={APP_NAME}",
                     "REDIS_URL": get_queue(app).url, "QUEUE_NAME": str(app.config["QUEUE_NAME"]),

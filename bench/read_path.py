@@ -19,8 +19,10 @@
    on a loopback port (the checkout's own config: 2 workers x 8 threads by default).
 3. **Measure** each URL: ``--requests`` requests one at a time, then with ``--clients``
    concurrent clients (keep-alive connections, each URL on its own), printing p50/p95/p99
-   in ms, the body size, and the SQL statements one request sends (counted in this process
-   with an SQLAlchemy listener on the same code and database, through the Flask test
+   in ms, the server's own time per request (p50/p95 of gunicorn's ``%(D)s``: without the
+   wait for a free worker thread), the body size, and the SQL statements one request sends
+   (counted in this process with an SQLAlchemy listener on the same code and database,
+   through the Flask test
    client).  Every URL gets at most ``--budget-s`` seconds per mode; a URL that did not
    finish its requests in time says how many it finished.
 
@@ -292,11 +294,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_gunicorn(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+def start_gunicorn(env: dict[str, str], port: int,
+                   access_log: Path) -> subprocess.Popen[bytes]:
+    """The checkout's gunicorn as deployed, logging each request's path and the time the
+    server spent on it (``%(D)s``, microseconds: from the request parsed by a worker thread
+    to the answer written, i.e. without the wait for a free thread)."""
     repo = Path(arena.__file__).resolve().parent.parent
     conf = repo / "deploy" / "gunicorn.conf.py"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(conf), "arena:create_app()"],
+        [sys.executable, "-m", "gunicorn", "-c", str(conf), "--access-logfile",
+         str(access_log), "--access-logformat", "%(U)s?%(q)s %(D)s", "arena:create_app()"],
         env={**env, "HOST": "127.0.0.1", "PORT": str(port)}, cwd=str(repo),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
@@ -386,6 +393,28 @@ def drain(port: int, limit_s: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+class ServerTimes:
+    """Reads the access log written since the last call: server times (ms) of one path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def take(self, url: str) -> list[float]:
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        want = url if "?" in url else url + "?"
+        out = []
+        for line in data[:end].decode("latin-1").splitlines():
+            target, _, micros = line.rpartition(" ")
+            if target == want and micros.isdigit():
+                out.append(int(micros) / 1000)
+        return out
+
+
 def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
     """Statements one request sends, in this process (same code, same database)."""
     out: dict[str, int] = {}
@@ -462,6 +491,11 @@ def main() -> int:
     ap.add_argument("--reuse", metavar="DATABASE",
                     help="measure a database seeded (and kept) by an earlier run instead of "
                          "seeding one; it is kept")
+    ap.add_argument("--seed-only", action="store_true",
+                    help="seed (and keep) the database, print its name and stop: later runs "
+                         "measure it with --reuse, the seeding paid once")
+    ap.add_argument("--only", metavar="SUBSTRING", action="append",
+                    help="measure only the URLs containing this (repeatable)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
@@ -489,6 +523,7 @@ def main() -> int:
     try:
         app = create_app({"DATABASE_URL": sa_url, "SECRET_KEY": secret,
                           "RATE_LIMITS_ENABLED": False,
+                          "READ_CACHE_S": 0,  # count the statements of a render, not a hit
                           "REDIS_URL": env["REDIS_URL"], "QUEUE_NAME": env["QUEUE_NAME"],
                           "INSTANCE_PATH": str(instance)})
         if args.reuse:
@@ -506,16 +541,26 @@ def main() -> int:
             t0 = time.monotonic()
             tids = make_tournaments(app, pg_url)
             report["tournaments_s"] = round(time.monotonic() - t0, 1)
+        if args.seed_only:
+            args.keep = True
+            log(f"seeded and kept {name}: measure it with --reuse {name}")
+            return 0
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
             report["database_bytes"] = conn.execute(
                 "SELECT pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
         paths = urls(app, tids, bots, matches)
+        if args.only:
+            paths = [p for p in paths if any(o in p for o in args.only)]
         log("counting statements per request")
         statements = count_statements(app, paths)
         get_db(app).dispose()
         port = free_port()
-        gunicorn = start_gunicorn(env, port)
+        access_log = instance / "bench-access.log"
+        instance.mkdir(parents=True, exist_ok=True)
+        access_log.write_bytes(b"")
+        gunicorn = start_gunicorn(env, port, access_log)
+        server = ServerTimes(access_log)
         rows = []
         for path in paths:
             warm = http.client.HTTPConnection("127.0.0.1", port, timeout=args.budget_s + 30)
@@ -523,9 +568,16 @@ def main() -> int:
                 hit(warm, path)
             warm.close()
             drain(port)
+            server.take(path)
             one = measure(port, path, args.requests, 1, args.budget_s)
+            one["server_p50"], one["server_p95"] = (pct(times := server.take(path), 0.5),
+                                                    pct(times, 0.95))
             drain(port)
+            server.take(path)
             many = measure(port, path, args.requests * 2, args.clients, args.budget_s)
+            time.sleep(0.5)  # the log's last lines
+            many["server_p50"], many["server_p95"] = (pct(times := server.take(path), 0.5),
+                                                      pct(times, 0.95))
             row = {"path": path, "statements": statements.get(path), "one": one,
                    "concurrent": many}
             rows.append(row)
@@ -555,15 +607,18 @@ def main() -> int:
           f"seed: {report['seed_s'].get('total')} s  database: "
           f"{report['database_bytes'] / 2**30:.2f} GiB")
     head = (f"{'path':58} {'stmts':>5} {'bytes':>8} | {'p50':>7} {'p95':>7} {'p99':>7} "
-            f"| {args.clients}x: {'p50':>7} {'p95':>7} {'p99':>7} {'rps':>6} done")
+            f"{'srv95':>7} | {args.clients}x: {'p50':>7} {'p95':>7} {'p99':>7} {'srv50':>7} "
+            f"{'srv95':>7} {'rps':>6} done")
     print(head)
     print("-" * len(head))
     fmt: Callable[[Any], str] = lambda v: "-" if v is None else str(v)  # noqa: E731
     for r in report["rows"]:
         o, c = r["one"], r["concurrent"]
         print(f"{r['path'][:58]:58} {fmt(r['statements']):>5} {fmt(o['bytes']):>8} | "
-              f"{fmt(o['p50']):>7} {fmt(o['p95']):>7} {fmt(o['p99']):>7} | "
+              f"{fmt(o['p50']):>7} {fmt(o['p95']):>7} {fmt(o['p99']):>7} "
+              f"{fmt(o['server_p95']):>7} | "
               f"{'':4}{fmt(c['p50']):>7} {fmt(c['p95']):>7} {fmt(c['p99']):>7} "
+              f"{fmt(c['server_p50']):>7} {fmt(c['server_p95']):>7} "
               f"{fmt(c['rps']):>6} {c['done']}/{c['asked']}"
               + ("" if o["status"] == [200] and c["status"] == [200]
                  else f"  status {o['status']} {c['status']}"))

@@ -48,6 +48,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
             method, path = lines[0].split(" ")[:2]
+            # Several bots may share a port under path prefixes (``/s0/move``): the arena
+            # seats one endpoint (scheme, host, port, path) once per match.
+            last = path.rstrip("/").rsplit("/", 1)[-1]
+            path = f"/{last}" if last in ("move", "start", "end") else "/"
             length = 0
             for line in lines[1:]:
                 if line[:15].lower() == "content-length:":

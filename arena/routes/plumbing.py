@@ -25,6 +25,7 @@ from flask import Flask, Response, current_app, jsonify, request
 from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 
+from .. import readcache
 from ..errors import ApiError, error_response
 from ..models import Bot, utcnow
 from ..security import bearer_token, is_admin, token_matches
@@ -129,12 +130,16 @@ def provisional(games: int) -> bool:
 # --- pages -----------------------------------------------------------------------------------
 
 
-def csrf_token() -> str:
+def _session_csrf_token() -> str:
     token = cookie_session.get("csrf")
     if not isinstance(token, str):
         token = secrets.token_urlsafe(24)
         cookie_session["csrf"] = token
     return token
+
+
+csrf_token = readcache.visitor_token(_session_csrf_token)
+"""The visitor's CSRF token, or its slot in a render the response cache may share."""
 
 
 def csrf_ok() -> bool:
@@ -212,6 +217,7 @@ def ago_filter(value: Any) -> str:
 def init_app(app: Flask) -> None:
     """The parts every response and every template share, whichever feature made them."""
     app.after_request(security_headers)
+    app.extensions["arena.readcache.token"] = _session_csrf_token  # fills a shared render
     app.context_processor(template_globals)
     app.add_template_filter(card_filter, "card")
     app.add_template_filter(ago_filter, "ago")

@@ -173,6 +173,9 @@ def settings(tmp_path: Path, database_url: str, redis_url: str) -> dict[str, Any
         # Tests register many bots from one address; tests/arena/test_limits.py turns the
         # limits on where it tests them.
         "RATE_LIMITS_ENABLED": False,
+        # Tests read right after writing through other paths (jobs, the database);
+        # tests/arena/test_readcache.py turns the response cache on where it tests it.
+        "READ_CACHE_S": 0.0,
     }
 
 

@@ -175,6 +175,9 @@ def test_one_worker_process_plays_many_matches_at_once(
     q = get_queue(app).queue
     for m in found.values():
         j = job(app, m.job_id)
+        # The job's thread records RQ's outcome after the match's transaction commits.
+        wait_for(lambda j=j: j.get_status() != "started", 60, every_s=0.1,
+                 what=f"RQ's outcome of {j.id}")
         assert j.get_status() == "finished" and j.return_value() == "finished"
     # The registrations' health checks ran through the same queue before the matches.
     finished = {j for j in FinishedJobRegistry(queue=q).get_job_ids() if j.startswith("match-")}
