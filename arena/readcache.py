@@ -21,12 +21,13 @@ volume: ratings change with every finished match, several times a second.)
 
 What is cached
 --------------
-Only what is the same for everyone: a GET (or HEAD) without an ``Authorization`` header and
-without conditional headers, answered 200, not streamed, without ``Set-Cookie`` or a
-``Cache-Control`` of ``no-store``/``no-cache``/``private``.  Pages with a form carry the
-visitor's CSRF token (from the session cookie): a shared render writes
-:data:`TOKEN_SLOT` in its place (:func:`visitor_token`), and every answer, stored or not,
-gets the visitor's own token there.  Never cached: the probes and a submission's check
+Only what is the same for everyone: a GET (or HEAD) without an ``Authorization`` header,
+without conditional headers and without a signed-in session (:func:`cacheable_request`),
+answered 200, not streamed, without ``Set-Cookie`` or a ``Cache-Control`` of
+``no-store``/``no-cache``/``private``.  Pages with a form carry the visitor's CSRF token
+(from the session cookie): a shared render writes :data:`TOKEN_SLOT` in its place
+(:func:`visitor_token`), and every answer, stored or not, gets the visitor's own token
+there.  Never cached: the probes and a submission's check
 (polled for its outcome), listed in :data:`NEVER` by URL rule, and whatever a view marks
 ``Cache-Control: no-cache``, such as the tournament live fragment (its polls carry its ETag,
 and its own render cache, :class:`arena.routes.tournaments.RenderCache`, answers them).  The
@@ -52,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, g, request, session
 
 NEVER = frozenset({
     "/healthz",
@@ -70,6 +71,9 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CONDITIONAL = ("If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since",
                "If-Range", "Range")
 UNCACHEABLE_CONTROL = ("no-store", "no-cache", "private")
+ANONYMOUS_SESSION_KEYS = frozenset({"csrf"})
+"""Session keys every visitor may carry and a shared render may still answer (the CSRF token
+is filled in per visitor); any other key makes the request the visitor's own."""
 
 
 @dataclass(frozen=True)
@@ -215,8 +219,14 @@ def visitor_token(token: Callable[[], str]) -> Callable[[], str]:
 
 
 def cacheable_request() -> bool:
+    """A GET or HEAD that is the same for everyone: no credentials in a header, no
+    conditional headers, and a session cookie that holds nothing but the CSRF token (a
+    visitor signed in as a bot's owner, or carrying anything else the views read, is
+    answered by the view itself: a shared answer must never carry, nor hide, what is
+    theirs)."""
     return (request.method in ("GET", "HEAD") and "Authorization" not in request.headers
-            and not any(h in request.headers for h in CONDITIONAL))
+            and not any(h in request.headers for h in CONDITIONAL)
+            and set(session.keys()) <= ANONYMOUS_SESSION_KEYS)
 
 
 def cache_key() -> str:

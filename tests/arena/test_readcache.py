@@ -175,3 +175,19 @@ def test_the_cache_keeps_the_newest_entries_within_its_memory() -> None:
         cache.answer("e", lambda: renders.append(1) or Response("x"))
         cache.answer("a", lambda: renders.append(1) or Response("x"))
     assert renders == [1]  # "e" was kept, "a" was evicted
+
+
+@both_backends
+def test_a_visitor_whose_session_holds_more_than_a_csrf_token_is_answered_by_the_view(
+        cached_app: tuple[Flask, Clock]) -> None:
+    """A signed-in owner's pages may differ from everyone's (their bots' links, their calls):
+    such a request neither takes a shared answer nor leaves one for others."""
+    app, _ = cached_app
+    seed(app, 12)
+    owner, stranger = app.test_client(), app.test_client()
+    with owner.session_transaction() as sess:
+        sess["owned"] = [1]
+    assert "Age" not in owner.get("/leaderboard").headers  # rendered for the owner alone
+    assert "Age" not in stranger.get("/leaderboard").headers  # nothing was left behind
+    assert stranger.get("/leaderboard").headers["Age"] == "0"  # the public answer is shared
+    assert "Age" not in owner.get("/leaderboard").headers  # and never given to the owner
