@@ -277,7 +277,8 @@ class BotServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}{self.path_prefix}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}{self.path_prefix}"
 
 
 class BotHandler(BaseHTTPRequestHandler):
