@@ -7,6 +7,7 @@ garbage (an HTML ``<script>``) or a move id that does not exist.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -23,10 +24,10 @@ from sqlalchemy import select
 from arena import jobs
 from arena.calls import key
 from arena.matches import create_match, default_limits
-from arena.models import Bot
+from arena.models import Bot, MatchResult
 from arena.queue import get_queue
 from arena.storage import get_db
-from referee.game.cards import parse_move
+from referee.game.cards import mask_texts, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext
 
@@ -161,20 +162,29 @@ def test_the_owner_gets_the_exact_requests_and_raw_answers(
     assert calls_json(client, played.bot_id, played.token, "?limit=9" * 3).status_code == 400
 
 
+def cards_in(value: Any) -> Iterator[str]:
+    """Every card text anywhere in a JSON value."""
+    if isinstance(value, str) and CARD.match(value):
+        yield value
+    elif isinstance(value, list):
+        for x in value:
+            yield from cards_in(x)
+    elif isinstance(value, dict):
+        for x in value.values():
+            yield from cards_in(x)
+
+
 def test_a_request_shows_its_own_seat_only(app: Flask, client: FlaskClient,
                                            played: Played) -> None:
     """Every card in a request is the seat's own (its hand, its legal plays) or public
     (already played): never a card another seat still holds."""
-    import gzip
-
-    from arena.models import MatchResult
-
     with get_db(app).begin() as s:
         result = s.scalars(select(MatchResult).where(
             MatchResult.match_id == played.match_id)).one()
         doc = json.loads(gzip.decompress(result.log_gz))
     rules = RuleSet.from_options(doc["rules"]["name"], doc["rules"]["options"])
     items = calls_json(client, played.bot_id, played.token).get_json()["items"]
+    assert items
     for c in items:
         d = doc["deals"][c["deal"]]
         deal = Deal.new(rules, d["seed"], DealContext(d["index"], d["previous_winner"],
@@ -182,30 +192,11 @@ def test_a_request_shows_its_own_seat_only(app: Flask, client: FlaskClient,
         for t in d["turns"][:c["turn"]]:
             deal.push(parse_move(t["move"]))
         seat = deal.to_move
-        hidden: set[str] = set()
-        for other, hand in enumerate(deal.hands):
-            if other != seat:
-                hidden |= {x for x in _card_texts(hand)}
-
-        def walk(value: Any) -> Iterator[str]:
-            if isinstance(value, str) and CARD.match(value):
-                yield value
-            elif isinstance(value, list):
-                for x in value:
-                    yield from walk(x)
-            elif isinstance(value, dict):
-                for x in value.values():
-                    yield from walk(x)
-
-        shown = set(walk(c["request"]))
+        hidden = {x for other, hand in enumerate(deal.hands) if other != seat
+                  for x in mask_texts(hand)}
+        shown = set(cards_in(c["request"]))
         assert shown and not (shown & hidden), (c["deal"], c["turn"], shown & hidden)
-        assert set(c["request"]["hand"]) == set(_card_texts(deal.hands[seat]))
-
-
-def _card_texts(mask: int) -> list[str]:
-    from referee.game.cards import mask_texts
-
-    return mask_texts(mask)
+        assert set(c["request"]["hand"]) == set(mask_texts(deal.hands[seat]))
 
 
 def test_nobody_but_the_owner_sees_the_calls(client: FlaskClient, played: Played) -> None:
