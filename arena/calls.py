@@ -22,9 +22,11 @@ this browser: :mod:`arena.owners`) and ``GET /api/bots/<id>/calls`` (the owner t
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -39,7 +41,7 @@ from referee.runner.match import FORFEITED, TurnRecord
 from referee.runner.requests import move_requests
 from referee.wire.players import Player, Reply
 
-from .models import MatchResult, utcnow
+from .models import MatchResult
 from .queue import get_queue
 
 log = logging.getLogger(__name__)
@@ -138,7 +140,7 @@ class CallRecorder:
         self.answer_max = int(app.config["BOT_CALLS_ANSWER_MAX"])
         self.bot_ids: list[int] = []
         self.players: list[_Recording] = []
-        self.calls: list[deque[Call]] = []
+        self.calls: list[deque[tuple[TurnRecord, bytes, float]]] = []
 
     def wrap(self, players: Sequence[Player], bot_ids: Sequence[int]) -> list[Player]:
         """The players to seat instead of ``players`` (the bots ``bot_ids``, seat by seat)."""
@@ -148,18 +150,22 @@ class CallRecorder:
         return list(self.players)
 
     def on_turn(self, turn: TurnRecord) -> None:
-        """Pair a finished turn with the answer its seat gave (a forfeited seat gave none)."""
+        """Pair a finished turn with the answer its seat gave (a forfeited seat gave none).
+        Runs at every turn, so it only keeps references; :meth:`flush` does the rest."""
         if turn.fault == FORFEITED or not self.kept:
             return
         reply = self.players[turn.seat].last
-        body = reply.body if reply is not None else b""
+        self.calls[turn.seat].append(
+            (turn, reply.body if reply is not None else b"", time.time()))
+
+    def _call(self, match_id: int, turn: TurnRecord, body: bytes, at: float) -> Call:
         text = body[:4 * self.answer_max + 4].decode("utf-8", "replace")
-        self.calls[turn.seat].append(Call(
-            match_id=0, deal=turn.deal, turn=turn.turn, seat=turn.seat,
-            at=utcnow().isoformat(), latency_ms=turn.latency_ms, fault=turn.fault,
-            detail=turn.detail, move=move_id(turn.move), say=turn.say,
+        return Call(
+            match_id=match_id, deal=turn.deal, turn=turn.turn, seat=turn.seat,
+            at=dt.datetime.fromtimestamp(at, dt.UTC).isoformat(), latency_ms=turn.latency_ms,
+            fault=turn.fault, detail=turn.detail, move=move_id(turn.move), say=turn.say,
             answer=text[:self.answer_max], answer_bytes=len(body),
-            answer_truncated=len(text) > self.answer_max))
+            answer_truncated=len(text) > self.answer_max)
 
     def flush(self, match_id: int) -> None:
         """Push the kept calls to each bot's list (after the match finished; never raises:
@@ -173,7 +179,7 @@ class CallRecorder:
                 if not calls:
                     continue
                 k = key(self.app, bot_id)
-                pipe.lpush(k, *(json.dumps({**asdict(c), "match_id": match_id})
+                pipe.lpush(k, *(json.dumps(asdict(self._call(match_id, *c)))
                                 for c in calls))  # the newest ends up first
                 pipe.ltrim(k, 0, self.kept - 1)
                 pipe.expire(k, ttl)

@@ -15,8 +15,9 @@ from tests.arena.test_bot_calls import (  # noqa: F401 - fixtures
 )
 
 
-def test_the_owner_signs_in_and_reads_the_calls(page: Any, live_server: str, played: Played,
-                                                shots: Path) -> None:
+def test_the_owner_signs_in_and_reads_the_calls(
+        page: Any, live_server: str, played: Played, shots: Path,  # noqa: F811 - the fixture
+) -> None:
     page.goto(f"{live_server}/bots/{played.bot_id}")
     assert page.locator("text=Your bot's last calls").count() == 0
     page.fill("#owner-sign-in-token", played.token)
