@@ -9,7 +9,7 @@ What bot authors ask an arena for most is the input that broke their bot.  Two s
 * **The raw answer** is not in a log (a log keeps the move played and the fault), so each
   match records it: :class:`CallRecorder` wraps the match's players, keeps each seat's last
   ``BOT_CALLS_KEPT`` calls in memory while the match runs (answer cut to
-  ``BOT_CALLS_ANSWER_MAX`` characters), and when the match has finished pushes them to the
+  ``BOT_CALLS_ANSWER_MAX`` bytes), and when the match has finished pushes them to the
   bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>`` (newest first, trimmed to
   ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the last push).  Only finished
   matches are pushed, so every call shown has its log and its exact request; an attempt that
@@ -140,7 +140,7 @@ class CallRecorder:
         self.answer_max = int(app.config["BOT_CALLS_ANSWER_MAX"])
         self.bot_ids: list[int] = []
         self.players: list[_Recording] = []
-        self.calls: list[deque[tuple[TurnRecord, bytes, float]]] = []
+        self.calls: list[deque[tuple[TurnRecord, bytes, int, float]]] = []
 
     def wrap(self, players: Sequence[Player], bot_ids: Sequence[int]) -> list[Player]:
         """The players to seat instead of ``players`` (the bots ``bot_ids``, seat by seat)."""
@@ -155,17 +155,19 @@ class CallRecorder:
         if turn.fault == FORFEITED or not self.kept:
             return
         reply = self.players[turn.seat].last
-        self.calls[turn.seat].append(
-            (turn, reply.body if reply is not None else b"", time.time()))
+        body = reply.body if reply is not None else b""
+        # Cut here, not at flush: a bot answering 64 KiB every turn must not make a match
+        # hold megabytes of its answers.
+        self.calls[turn.seat].append((turn, body[:self.answer_max], len(body), time.time()))
 
-    def _call(self, match_id: int, turn: TurnRecord, body: bytes, at: float) -> Call:
-        text = body[:4 * self.answer_max + 4].decode("utf-8", "replace")
+    def _call(self, match_id: int, turn: TurnRecord, kept: bytes, size: int,
+              at: float) -> Call:
         return Call(
             match_id=match_id, deal=turn.deal, turn=turn.turn, seat=turn.seat,
             at=dt.datetime.fromtimestamp(at, dt.UTC).isoformat(), latency_ms=turn.latency_ms,
             fault=turn.fault, detail=turn.detail, move=move_id(turn.move), say=turn.say,
-            answer=text[:self.answer_max], answer_bytes=len(body),
-            answer_truncated=len(text) > self.answer_max)
+            answer=kept.decode("utf-8", "replace"), answer_bytes=size,
+            answer_truncated=size > len(kept))
 
     def flush(self, match_id: int) -> None:
         """Push the kept calls to each bot's list (after the match finished; never raises:

@@ -53,7 +53,8 @@ class Flaky:
             return GARBAGE
         if turn >= 8 and turn % 3 == 2:
             return b'{"move": "no-such-move"}'
-        return json.dumps({"move": request["legal_moves"][0]["id"]}).encode()
+        padding = {"pad": "x" * 5000} if turn >= 8 else {}  # a long answer, still valid
+        return json.dumps({"move": request["legal_moves"][0]["id"], **padding}).encode()
 
     @property
     def url(self) -> str:
@@ -154,8 +155,11 @@ def test_the_owner_gets_the_exact_requests_and_raw_answers(
     assert garbage["reason"] == "the answer is not strict JSON in UTF-8"
     liar = next(c for c in items if c["verdict"] == "illegal")
     assert liar["fault"] == "unknown_move" and "no-such-move" in liar["answer"]
-    good = next(c for c in items if c["verdict"] == "ok")
+    good = next(c for c in items if c["verdict"] == "ok" and not c["answer_truncated"])
     assert json.loads(good["answer"])["move"] == good["move"]
+    long = next(c for c in items if c["answer_truncated"])  # kept: its first 2000 bytes
+    assert long["verdict"] == "ok" and long["answer_bytes"] > 5000
+    assert len(long["answer"].encode()) == 2000 and long["answer"].startswith('{"move": ')
     assert calls_json(client, played.bot_id, played.token, "?limit=3").get_json()[
         "items"] == items[:3]
     assert calls_json(client, played.bot_id, played.token, "?limit=0").status_code == 400
