@@ -163,6 +163,7 @@ def test_the_owner_gets_the_exact_requests_and_raw_answers(
     assert calls_json(client, played.bot_id, played.token, "?limit=3").get_json()[
         "items"] == items[:3]
     assert calls_json(client, played.bot_id, played.token, "?limit=0").status_code == 400
+    assert calls_json(client, played.bot_id, played.token, "?limit=51").status_code == 400
     assert calls_json(client, played.bot_id, played.token, "?limit=9" * 3).status_code == 400
 
 
@@ -176,6 +177,21 @@ def cards_in(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for x in value.values():
             yield from cards_in(x)
+
+
+def test_the_answers_fit_the_documented_schemas(client: FlaskClient, played: Played) -> None:
+    from .test_openapi import check_answer
+
+    doc = client.get("/api/openapi.json").get_json()
+    path, url = "/api/bots/{bot_id}/calls", f"/api/bots/{played.bot_id}/calls"
+    owner = {"Authorization": f"Bearer {played.token}"}
+    body = check_answer(doc, client, "get", path, url, 200, headers=owner)
+    assert body["kept"] == 50 and body["items"]
+    check_answer(doc, client, "get", path, url, 401)
+    check_answer(doc, client, "get", path, url, 403, headers={"Authorization": f"Bearer {ADMIN}"})
+    check_answer(doc, client, "get", path, url + "?limit=51", 400, headers=owner)
+    limit = doc["paths"][path]["get"]["parameters"][0]
+    assert limit["schema"]["maximum"] == 50 and limit["schema"]["default"] == 50
 
 
 def test_a_request_shows_its_own_seat_only(app: Flask, client: FlaskClient,
