@@ -66,13 +66,12 @@ def _readable(call: dict[str, Any]) -> dict[str, Any]:
 @page("The bot's last calls, for a browser signed in as its owner: exact requests, raw "
       "answers, latency, verdicts (never cached)",
       errors={403: "the bot page, asking to sign in as the owner", 404: "no such bot"})
-def bot_calls(bot_id: int) -> tuple[str, int] | Response:
+def bot_calls(bot_id: int) -> tuple[str, int] | str | Response:
     bot = _live_bot(bot_id)
     if bot is None:
         return page_not_found(f"bot {bot_id}")
     if not owners.is_owner(bot):
-        page = bot_page(bot_id, owner_errors=[SIGN_IN_FIRST], status=403)
-        return page if isinstance(page, tuple) else (page, 403)
+        return bot_page(bot_id, owner_errors=[SIGN_IN_FIRST], status=403)
     app = app_object()
     unavailable = False
     try:
