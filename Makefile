@@ -17,9 +17,11 @@ DEMO_ARGS ?=
 demo: $(STAMP)
 	$(BIN)/arena demo $(DEMO_ARGS)
 
-test: $(STAMP)
+lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -7,7 +7,10 @@ bots, matches, ratings, tournaments, docs).  It refuses
 to build an app whose secrets are placeholders or short (:mod:`arena.security`), and trusts
 ``X-Forwarded-*`` headers only from ``TRUSTED_PROXY_HOPS`` proxies (ProxyFix).  The instance
 folder (SQLite file, generated secret key) is ``ARENA_INSTANCE_PATH`` or Flask's default,
-or ``test_config["INSTANCE_PATH"]``.
+or ``test_config["INSTANCE_PATH"]``; building an app writes into it only the generated
+secret key (when ``SECRET_KEY`` is unset) and, once the database is opened, the SQLite file
+(when ``DATABASE_URL`` is unset), so a read-only command leaves no folder behind
+(:mod:`arena.cli_app`).
 """
 
 from __future__ import annotations
@@ -61,7 +64,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.from_mapping(config.default_settings())
     app.config.from_mapping(config.from_environment())
     app.config.from_mapping(overrides)
-    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
     security.refuse_weak_secrets(app.config)

@@ -13,6 +13,9 @@
     arena tournament ...     create, start, advance, show, archive tournaments
 
 Configuration comes from the environment (see ``arena config`` and ``docs/operations.md``).
+A command given no instance (no ``ARENA_INSTANCE_PATH``, no ``DATABASE_URL``) uses the
+``arena demo`` running on this machine, if any; a missing or unmigrated database is reported
+in words, and read-only commands create no file (:mod:`arena.cli_app`).
 """
 
 from __future__ import annotations
@@ -24,18 +27,23 @@ import click
 from flask import Flask
 
 from . import create_app
+from .cli_app import adopt_running_demo, command_app
 from .storage import get_db, upgrade
 
 
 def _app() -> Flask:
+    """The app of a long-running command or of ``init-db``: created as needed."""
     return create_app()
 
 
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     from .supervisor import die_with_parent_from_env
 
     die_with_parent_from_env()  # a child of `arena worker` or `arena demo`: die with it
+    if ctx.invoked_subcommand != "demo":  # a demo makes an instance of its own
+        adopt_running_demo()
 
 
 @cli.command("init-db")
@@ -122,7 +130,7 @@ def reconcile() -> None:
     """Re-enqueue matches stuck queued or running (once)."""
     from .reconcile import reconcile as run
 
-    click.echo(str(run(_app())))
+    click.echo(str(run(command_app())))
 
 
 @cli.command()
@@ -131,7 +139,7 @@ def ladder(max_matches: int | None) -> None:
     """Run one matchmaking round and enqueue its matches."""
     from .ladder import run_round
 
-    created = run_round(_app(), max_matches=max_matches)
+    created = run_round(command_app(), max_matches=max_matches)
     click.echo(f"created {len(created)} match(es): {created}")
 
 
@@ -140,7 +148,7 @@ def sweep() -> None:
     """Enqueue the health checks that are due."""
     from .sweep import sweep as run
 
-    bots = run(_app())
+    bots = run(command_app())
     click.echo(f"health checks enqueued for {len(bots)} bot(s)")
 
 
@@ -154,7 +162,7 @@ def ratings(check: bool, family: str | None) -> None:
     from .models import Rating
     from .ratings import check_all, families, snapshot
 
-    app = _app()
+    app = command_app()
     cfg = app.config
     db = get_db(app)
     if check:
@@ -179,7 +187,7 @@ def show_config() -> None:
     """Print every setting, its current value and what it does."""
     from .config import default_settings, setting_docs
 
-    app = _app()
+    app = command_app(database=False)
     docs = setting_docs()
     secret = {"SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN"}
     for name in default_settings():

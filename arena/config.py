@@ -128,6 +128,13 @@ class Defaults:
     """Longest bot name."""
     BOT_URL_MAX: int = 2000
     """Longest bot URL."""
+    BOT_CALLS_KEPT: int = 50
+    """``/move`` calls kept per bot for its owner's view (``/bots/<id>/calls``): the newest
+    ones, with the raw answer; the requests are rebuilt from the match logs."""
+    BOT_CALLS_TTL_S: float = 7 * 24 * 3600.0
+    """How long a bot's kept calls live in Redis after its last finished match."""
+    BOT_CALLS_ANSWER_MAX: int = 2000
+    """Bytes of each raw answer kept for the owner's view (the rest is cut off)."""
     HEALTH_DEADLINE_MS: int = 2000
     """Deadline of the probe ``POST /move`` of a health check."""
     HEALTH_DESCRIBE_DEADLINE_MS: int = 3000

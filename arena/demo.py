@@ -1,7 +1,10 @@
 """``arena demo``: the whole service on this machine, with the sample bots.
 
 1. A fresh instance folder (SQLite database, schema migrated) and the embedded Redis.
-2. The web app on ``127.0.0.1:<port>`` (a threaded server in this process).
+2. The web app on ``127.0.0.1:<port>`` (a threaded server in this process; when the port is
+   taken, on a free one, said so: :func:`listen`).  The demo records where it is
+   (:mod:`arena.demo_record`), so ``arena`` commands typed in another terminal work on it
+   while it runs.
 3. Real RQ worker processes (``arena worker``), which run the health checks and play the
    matches, and the live relay (``arena live``) that streams running matches to their pages.
 4. Sample bots as their own processes (``python -m sample_bots.NAME --port 0``), registered
@@ -20,11 +23,13 @@ service).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -35,7 +40,7 @@ import requests
 from sqlalchemy import func, select
 from werkzeug.serving import make_server
 
-from . import create_app
+from . import create_app, demo_record
 from .ladder import run_round
 from .models import Match, Rating
 from .procs import Child, start_arena, start_bot, start_relay, stop_all
@@ -89,6 +94,25 @@ def standings_table(app: Any, family: str = "classic") -> str:
     return "\n".join(lines)
 
 
+def listen(port: int) -> socket.socket:
+    """A listening loopback socket on ``port``, or on a free port when that one is taken
+    (saying so: macOS's AirPlay receiver holds 5000, the default).
+
+    The socket is bound here, not by werkzeug's ``make_server``, which answers a taken port
+    with ``sys.exit(1)`` instead of an exception; handing it the bound socket (``fd``) also
+    leaves no moment in which another program could take the port in between."""
+    try:
+        return socket.create_server(("127.0.0.1", port))
+    except OSError as exc:
+        if port == 0:
+            raise
+        sock = socket.create_server(("127.0.0.1", 0))
+        why = "in use by another program" if exc.errno == errno.EADDRINUSE else exc.strerror
+        _say(f"port {port} is {why}; serving on the free port {sock.getsockname()[1]} "
+             "instead (choose one with --port)")
+        return sock
+
+
 def wait_for_check(check_url: str, stop: threading.Event,
                    timeout_s: float = 120.0) -> dict[str, Any] | None:
     """Poll a bot's health check until a worker has run it (None: timed out or stopped)."""
@@ -131,14 +155,18 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         redis_url = get_queue(app).url
         _say(f"redis: {redis_url}" + ("" if app.config["REDIS_URL"] else " (embedded)"))
 
-        try:
-            server = make_server("127.0.0.1", port, app, threaded=True)
-        except OSError as exc:  # the port is taken: any free one will do for a demo
-            _say(f"port {port} unavailable ({exc.strerror}); using a free port")
-            server = make_server("127.0.0.1", 0, app, threaded=True)
+        listener = listen(port)
+        server = make_server("127.0.0.1", listener.getsockname()[1], app, threaded=True,
+                             fd=listener.fileno())
+        listener.close()  # the server holds its own duplicate of the socket
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.port}"
         _say(f"web: {base}")
+        recorded = demo_record.write(demo_record.DemoRecord(
+            pid=os.getpid(), instance=os.path.abspath(inst), database=database_url(app),
+            redis=redis_url, web=base))
+        _say(f"other terminals: `arena ...` commands use this demo while it runs (found "
+             f"through {recorded}); or set ARENA_INSTANCE_PATH={os.path.abspath(inst)}")
 
         env = dict(os.environ)
         env.update({
@@ -235,6 +263,7 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
                 _say(f"{finished} matches finished; leader: {_leader(app)}")
         return 0
     finally:
+        demo_record.remove(os.getpid())
         stop_all(children)
         if server is not None:
             server.shutdown()

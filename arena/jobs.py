@@ -30,7 +30,8 @@ RQ delivers a job *at least* once, so every job here is idempotent:
     (the sweep) the job writes its own.  A check already done is not run again.
 
 After every finished match, :func:`arena.bots.judge_matches` pauses the seated bots that keep
-forfeiting or faulting (in the same transaction as the result).
+forfeiting or faulting (in the same transaction as the result), and each seat's last raw
+answers go to its owner's view of the bot's calls (:mod:`arena.calls`, after the commit).
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ from referee import find_ruleset
 from referee.runner import log as match_log
 from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
-from referee.wire.players import HttpPlayer
+from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
 
 from . import bots as bot_service
 from . import execution
+from .calls import CallRecorder
 from .execution import HandbackRequested, JobAbandonedError, JobControl
 from .live import channel as live
 from .matches import enqueue_match, lease_deadline, limits_of, wire_match_id
@@ -251,12 +253,14 @@ def run_match_job(app: Flask, match_id: int) -> str:
         return outcome
     publisher = start_broadcast(app, match_id)
     stopped: dict[str, Any] = {"state": "stopped"}
+    calls = CallRecorder(app)
     try:
         with leases(app).hold(match_id, token, control) as lease:
-            record = play(app, match_id, lease, control, publisher)
+            record = play(app, match_id, lease, control, publisher, calls)
         outcome = finish(app, match_id, token, record)
         if outcome == "finished":
             stopped = {"state": "finished", "totals": list(record.totals)}
+            calls.flush(match_id)  # only a stored log's calls: each has its exact request
         return outcome
     except LeaseLostError:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
@@ -321,7 +325,8 @@ class _HasLost(Protocol):
 
 def play(app: Flask, match_id: int, hb: _HasLost,
          control: JobControl = execution.NEVER,
-         watcher: MatchWatcher | None = None) -> MatchRecord:
+         watcher: MatchWatcher | None = None,
+         calls: CallRecorder | None = None) -> MatchRecord:
     db = get_db(app)
     with db.begin() as s:
         match = s.get(Match, match_id)
@@ -338,13 +343,18 @@ def play(app: Flask, match_id: int, hb: _HasLost,
         # the seat by: the bot's id, never its URL.
         sitting = [(seat.bot_version.url, secret_bytes(app, seat.bot), f"bot:{seat.bot_id}")
                    for seat in seats]
+        bot_ids = [seat.bot_id for seat in seats]
         rules = find_ruleset(match.ruleset)
         seed, deals, limits = match.seed, match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
-    players = [HttpPlayer(url, secret=secret, policy=policy, label=label)
-               for url, secret, label in sitting]
+    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label)
+                             for url, secret, label in sitting]
+    if calls is not None:  # each seat's raw answers, for its owner (arena.calls)
+        players = calls.wrap(players, bot_ids)
 
     def on_turn(turn: TurnRecord) -> None:
+        if calls is not None:
+            calls.on_turn(turn)
         if hb.lost.is_set():
             raise LeaseLostError()
         control.check()

@@ -45,7 +45,7 @@ def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
 
 
 def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
-    """The viewer's data for one deal of a log (``referee.log.deal_json``): the hands as
+    """The viewer's data for one deal of a log (``referee.runner.log.deal_json``): the hands as
     dealt, and every turn with the state after it."""
     deal = Deal.new(rules, d["seed"], DealContext(d["index"], d["previous_winner"],
                                                   d["previous_loser"]))

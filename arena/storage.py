@@ -31,9 +31,13 @@ READ_SNAPSHOT = "arena_read_snapshot"
 
 
 def database_url(app: Flask) -> str:
-    url = str(app.config["DATABASE_URL"] or "")
+    return resolve_database_url(str(app.config["DATABASE_URL"] or ""), app.instance_path)
+
+
+def resolve_database_url(url: str, instance_path: str) -> str:
+    """``DATABASE_URL`` as the engine is given it: empty means the instance's SQLite file."""
     if not url:
-        return f"sqlite:///{Path(app.instance_path) / 'arena.sqlite3'}"
+        return f"sqlite:///{Path(instance_path) / 'arena.sqlite3'}"
     # The usual PostgreSQL spellings mean the psycopg 3 driver here.
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
@@ -50,19 +54,32 @@ class PoolSize:
     timeout_s: float = 30.0
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL (None: not SQLite, or an in-memory database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
 def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
                 pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> Engine:
     parsed = make_url(url)
     sizing: dict[str, Any] = {"pool_size": pool.size, "max_overflow": pool.overflow,
                               "pool_timeout": pool.timeout_s}
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         memory = not parsed.database or parsed.database == ":memory:"
         engine = create_engine(
             url, echo=echo, connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
             **({} if memory else sizing),
         )
+
+        @event.listens_for(engine, "do_connect")
+        def _make_folder(dialect: Any, record: Any, cargs: Any, cparams: Any) -> None:
+            # On the first connection, not when the app is built: building an app (as a
+            # read-only command does) leaves no folder behind.
+            if not memory and parsed.database:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
 
         @event.listens_for(engine, "connect")
         def _connect(dbapi_conn: Any, record: Any) -> None:
@@ -184,3 +201,14 @@ def current_revision(db: Database) -> str | None:
     with db.engine.connect() as conn:
         rev: str | None = MigrationContext.configure(conn).get_current_revision()
         return rev
+
+
+def head_revision() -> str | None:
+    """The newest migration this code ships (what ``arena migrate`` brings a database to)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    head: str | None = ScriptDirectory.from_config(cfg).get_current_head()
+    return head

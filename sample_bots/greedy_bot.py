@@ -18,7 +18,8 @@ NAME = "greedy"
 
 def choose(request: dict[str, Any]) -> str:
     cards = Cards.for_request(request)
-    best_id, best_key = None, None
+    best_id: str | None = None
+    best_key: tuple[int, list[int]] | None = None
     for m in request["legal_moves"]:
         if not m["cards"]:
             continue

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -125,7 +126,8 @@ class Rules:
         self.forbidden_final = {str(x) for x in o.get("forbidden_final", ())}
         self.pass_draws = o.get("pass_draw", "none") != "none"
         players = int(request.get("players") or o.get("players") or 4)
-        pen = o.get("penalty") if isinstance(o.get("penalty"), dict) else {}
+        penalty = o.get("penalty")
+        pen: dict[str, Any] = penalty if isinstance(penalty, dict) else {}
         tiers = pen.get("tiers") or [[10, 2], [13, 3]]
         if players == 3 and pen.get("tiers_three_players"):
             tiers = pen["tiers_three_players"]
@@ -333,7 +335,7 @@ def five_card_combos(hand: int, rules: Rules) -> list[Combo]:
         for s in range(4):
             suited = [c for c in bits(hand) if c & 3 == s]
             if len(suited) >= 5:
-                picks = combinations(suited, 5)
+                picks: Iterable[tuple[int, ...]] = combinations(suited, 5)
                 if len(suited) > 8:  # cap: the lowest five, plus windows of five
                     picks = [tuple(suited[i : i + 5]) for i in range(len(suited) - 4)]
                 for pick in picks:
@@ -477,9 +479,9 @@ class Unseen:
                     better((wl, top_suit(nibs[tb]) if rules.ties else 0))
         if level == rules.lv_flush:
             for s in range(4):
-                ranks = [r for r in range(13) if nibs[r] >> s & 1]
-                if len(ranks) >= 5:
-                    better(_flush_inner(ranks[-5:], s, rules))
+                held = [r for r in range(13) if nibs[r] >> s & 1]
+                if len(held) >= 5:
+                    better(_flush_inner(held[-5:], s, rules))
         if level == rules.lv_full:
             for r in range(12, -1, -1):
                 if counts[r] >= 3 and any(counts[q] >= 2 for q in range(13) if q != r):
@@ -646,7 +648,8 @@ class Planner:
         return best
 
     def rest_plan(self, mask: int) -> tuple[float, tuple[int, ...]]:
-        total, plays = 0.0, []
+        total = 0.0
+        plays: list[int] = []
         for r in range(13):
             nib = nibble(mask, r)
             if nib:
@@ -875,7 +878,7 @@ class Decision:
             scored.append((gain, c, mid, win))
         if not scored:
             return self.pass_id or self.request["legal_moves"][0]["id"]
-        table_size = len(self.table.get("cards", ()))
+        table_size = len(self.table.get("cards", ())) if self.table is not None else 0
         danger = self.min_opp <= prm.danger
         # Stop a single from going out: answer a single with the highest single.
         if self.min_opp == 1 and table_size == 1:

@@ -79,6 +79,10 @@ MAX_SKEW_S = 300
 """Signed requests whose timestamp is further than this from our clock are refused."""
 IDLE_TIMEOUT_S = 120
 """A keep-alive connection idle this long is closed (the referee reconnects)."""
+
+DEFAULT_PORT = 8000
+"""Port a bot started with :func:`run` listens on without ``--port``."""
+
 SECRET_ENV = "BIGTWO_SECRET"
 """Environment variable holding the signing secret (several: comma-separated)."""
 LEGACY_SECRET_ENV = "BIGTWO_BOT_SECRET"
@@ -277,7 +281,8 @@ class BotServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}{self.path_prefix}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}{self.path_prefix}"
 
 
 class BotHandler(BaseHTTPRequestHandler):
@@ -485,7 +490,8 @@ def run(
     until interrupted."""
     ap = argparse.ArgumentParser(prog=name, description=f"Big Two bot {name!r} (protocol v1)")
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    ap.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free)")
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT,
+                    help=f"port to listen on (default {DEFAULT_PORT}; 0: any free)")
     ap.add_argument(
         "--secret",
         default=os.environ.get(SECRET_ENV) or os.environ.get(LEGACY_SECRET_ENV),
@@ -523,7 +529,9 @@ def run(
 
 
 __all__ = [
+    "DEFAULT_PORT",
     "RANKS",
+    "SECRET_ENV",
     "BotServer",
     "Cards",
     "answer_for",

@@ -6,7 +6,9 @@ blueprint      what it serves
 =============  ==============================================================================
 site           home page, ``/healthz``, ``/readyz``
 bots           submission (form and ``POST /api/bots``), the bot list and page and
-               ``/api/bots/...``: changes, pause, delete, signing secret, versions, health checks
+               ``/api/bots/...``: changes, pause, delete, signing secret, versions, health
+               checks; and (:mod:`arena.routes.bot_calls`) the owner's view of the bot's
+               last calls
 matches        match list, match page and replay, ``/api/matches/...``, log downloads, a bot's
                matches, the operator's matches and ladder rounds
 ratings        leaderboard (page and ``/api/ratings``), ``/api/families``, a bot's history
@@ -24,7 +26,11 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from . import bots, docs, matches, ratings, site, tournaments
+from . import bot_calls, bots, docs, matches, ratings, site, tournaments
+
+ATTACHED = (bot_calls,)
+"""Modules that add their views to another feature's blueprint (imported for that): the
+owner's view of a bot's calls is part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
                                      tournaments.bp, docs.bp)

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from .. import bots as bot_service
-from .. import idempotency
+from .. import idempotency, owners
 from ..charts import rating_chart
 from ..errors import ApiError
 from ..idempotency import idempotent
@@ -253,7 +253,8 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
       errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
-             status: int = 200) -> tuple[str, int] | str | Response:
+             status: int = 200, owner_errors: list[str] | None = None
+             ) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
     bot = s.get(Bot, bot_id)
@@ -302,7 +303,8 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                            strike_total=len(strikes),
                            reasons=reasons.most_common(), health=health,
                            rotate_errors=rotate_errors or [], check=admission,
-                           check_state=admission and bot_service.check_state(admission))
+                           check_state=admission and bot_service.check_state(admission),
+                           owner=owners.is_owner(bot), owner_errors=owner_errors or [])
     return (page, status) if status != 200 else page
 
 

@@ -2,8 +2,9 @@
 
 The leaderboard page takes ``?family=``, ``?page=`` and ``?q=`` (a case-insensitive name
 prefix; each row keeps its rank in the whole family) and draws the rating history of the
-top of the page; the JSON leaderboard is an offset list (:func:`plumbing.paginate`'s shape
-with the family added), a bot's history a keyset list (:mod:`arena.pagination`).
+top of the page; the JSON leaderboard is an offset list (the shape of
+:func:`~arena.routes.plumbing.paginate`, with the family added), a bot's history a keyset
+list (:mod:`arena.pagination`).
 """
 
 from __future__ import annotations

@@ -152,6 +152,13 @@ class CursorPaging(Shape):
     limit: Limit | None = None
 
 
+class CallsQuery(Shape):
+    """``GET /api/bots/<id>/calls``: how many of the bot's kept calls, newest first."""
+
+    limit: Annotated[int, Between(1, "BOT_CALLS_KEPT"), DefaultSetting("BOT_CALLS_KEPT"),
+                     Field(description="how many calls, newest first")] | None = None
+
+
 class BotsQuery(Paging):
     status: Annotated[str, OneOf(("active", "paused", "pending", "rejected", "unhealthy"),
                                  code="bad_query")] | None = None

@@ -76,6 +76,39 @@ class Check(Answer):
     url: str | None = Field(None, description="where to poll it (in a bot's answer)")
 
 
+class BotCall(Answer):
+    """One ``/move`` call of a bot, for its owner (:mod:`arena.calls`)."""
+
+    match_id: int
+    deal: int = Field(ge=0, description="0-based, as in the match log")
+    turn: int = Field(ge=0, description="0-based, as in the match log")
+    seat: int = Field(ge=0)
+    at: str = Field(description="when the turn ended (ISO 8601, UTC)")
+    latency_ms: float | None
+    verdict: Literal["ok", "illegal", "timeout", "malformed", "no answer", "failed"]
+    reason: str = Field(description="the verdict in plain words")
+    fault: str | None = Field(description="the strike reason (docs/protocol.md), or null")
+    detail: str
+    move: str = Field(description="the move played (the default move after a fault)")
+    say: str | None
+    answer: str = Field(description="the raw answer body as the bot sent it (UTF-8, its "
+                        "first BOT_CALLS_ANSWER_MAX bytes; empty when no whole answer "
+                        "arrived in time)")
+    answer_bytes: int = Field(ge=0)
+    answer_truncated: bool
+    request: dict[str, Any] | None = Field(description="the exact /move body the bot was "
+                                           "sent, rebuilt from the match log (null when the "
+                                           "log is gone)")
+
+
+class BotCalls(Answer):
+    """``GET /api/bots/<id>/calls``."""
+
+    bot_id: int
+    kept: int = Field(description="BOT_CALLS_KEPT: how many calls are kept per bot")
+    items: list[BotCall]
+
+
 class CheckStatus(Check):
     """``GET /api/bots/<id>/check``: the check and the bot's status."""
 

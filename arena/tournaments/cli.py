@@ -28,9 +28,9 @@ from .present import archive, bracket_json, standings_json, tournament_json
 
 
 def _app() -> Flask:
-    from .. import create_app
+    from ..cli_app import command_app
 
-    return create_app()
+    return command_app()
 
 
 def standings_text(doc: dict[str, object], width: int = 24) -> str:

@@ -21,6 +21,7 @@ COMMANDS = {
     "rules-doc": ("referee.game.rulesdoc", "print docs/rules.md (options, presets, conventions)"),
     "play": ("referee.cli.play", "a match between live bot URLs, printing the result table"),
     "verify": ("referee.cli.verify", "replay a match log and check every move and score"),
+    "request": ("referee.cli.request", "the exact /move body a logged turn's seat was sent"),
     "health": ("referee.cli.health", "the submission health check of one bot URL"),
     "protocol-example": ("referee.cli.protocol", "the example /move request in docs/protocol.md"),
 }

@@ -10,7 +10,7 @@ nibble ``(hand >> 4*r) & 15`` and a "rank pattern" has bit ``4*r`` set for each 
 
 Keys: every play has a *kind* (its size: 1, 2, 3, 4, 5 or 13) and an integer *key*; within a
 kind a play beats another when its key is greater (five-card keys put the type level above the
-inner rank, see :func:`five_key`).
+inner rank, see :data:`TYPE_SHIFT`).
 """
 
 from __future__ import annotations

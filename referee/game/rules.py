@@ -360,8 +360,9 @@ def _opt(doc: str, source: str, **kw: Any) -> Any:
 
 @dataclass(frozen=True)
 class RuleSet:
-    """A complete, named set of Big Two rules.  Build with :func:`find_ruleset` or
-    ``RuleSet(name=..., ...)``; derive with :meth:`with_options`."""
+    """A complete, named set of Big Two rules.  Build with
+    :func:`~referee.game.presets.find_ruleset` or ``RuleSet(name=..., ...)``; derive with
+    :meth:`with_options`."""
 
     name: str = "standard"
     aliases: tuple[str, ...] = ()

@@ -326,7 +326,7 @@ def _scrubbed(player: Player, reply: Reply) -> Reply:
     it propagates."""
     if not reply.detail:
         return reply
-    return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail))
+    return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail), reply.body)
 
 
 class _Match:

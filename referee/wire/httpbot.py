@@ -184,7 +184,9 @@ class CallResult:
     """Outcome of one call: ``ok`` with ``data``, or a ``fault`` with a ``detail``.
 
     ``status`` is the HTTP status when one was received.  ``latency_s`` runs
-    from the start of the call to the end of the body (or the failure).
+    from the start of the call to the end of the body (or the failure).  ``body`` is the
+    answer's body as received, when a whole one arrived in time (empty otherwise): what a
+    bot's author needs to see when it was not valid JSON (the arena shows it to the owner).
     """
 
     ok: bool
@@ -193,9 +195,12 @@ class CallResult:
     latency_s: float
     fault: Fault | None
     detail: str
+    body: bytes = b""
 
 
-def _fail(fault: Fault, detail: str, latency: float, status: int | None = None) -> CallResult:
+def _fail(
+    fault: Fault, detail: str, latency: float, status: int | None = None, body: bytes = b""
+) -> CallResult:
     return CallResult(
         ok=False,
         status=status,
@@ -203,6 +208,7 @@ def _fail(fault: Fault, detail: str, latency: float, status: int | None = None) 
         latency_s=latency,
         fault=fault,
         detail=detail[:_DETAIL_MAX],
+        body=body,
     )
 
 
@@ -556,9 +562,10 @@ class BotClient:
                 return _fail(Fault.TIMEOUT, f"answered after {latency:.3f}s", latency)
             data, json_fault, json_detail = _parse_strict_json(raw)
             if json_fault is not None:
-                return _fail(json_fault, json_detail, latency, status)
+                return _fail(json_fault, json_detail, latency, status, raw)
             return CallResult(
-                ok=True, status=status, data=data, latency_s=latency, fault=None, detail=""
+                ok=True, status=status, data=data, latency_s=latency, fault=None, detail="",
+                body=raw,
             )
         latency = time.monotonic() - start
         if fault is Fault.TIMEOUT or latency > deadline_s:

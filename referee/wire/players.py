@@ -43,13 +43,16 @@ class Reply:
     """One answer from a player: ``data`` (a JSON object) or a ``fault`` with a ``detail``.
 
     ``fault`` is a :class:`~referee.wire.httpbot.Fault` value (``"timeout"``, ``"connection"``, ...)
-    or :data:`EXCEPTION`; ``latency_s`` is the wall time the call took.
+    or :data:`EXCEPTION`; ``latency_s`` is the wall time the call took.  ``body`` is the raw
+    answer of an HTTP bot when a whole one arrived in time (empty otherwise; a caller that
+    keeps it bounds it), never part of a match record.
     """
 
     data: dict[str, Any] | None
     latency_s: float
     fault: str | None = None
     detail: str = ""
+    body: bytes = b""
 
     @property
     def ok(self) -> bool:
@@ -58,7 +61,7 @@ class Reply:
     @classmethod
     def from_call(cls, result: CallResult) -> Reply:
         fault = result.fault.value if result.fault is not None else None
-        return cls(result.data, result.latency_s, fault, result.detail)
+        return cls(result.data, result.latency_s, fault, result.detail, result.body)
 
 
 class Player(ABC):
@@ -139,7 +142,8 @@ class HttpPlayer(Player):
         reply = Reply.from_call(result)
         if not reply.detail:
             return reply
-        return Reply(reply.data, reply.latency_s, reply.fault, self.scrub(reply.detail))
+        return Reply(reply.data, reply.latency_s, reply.fault, self.scrub(reply.detail),
+                     reply.body)
 
     def describe(self, deadline_s: float) -> Reply:
         return self._reply(self.client.get("/", deadline_s))

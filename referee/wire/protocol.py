@@ -131,7 +131,7 @@ def move_request(
 
     ``turn`` is the index of this turn in the deal (``len(history)``), ``deals`` the number
     of deals in the match, ``strikes`` every seat's strike count so far.  ``view``: the deal's
-    :class:`~referee.view.DealView`, kept by the caller from turn to turn (the match runner
+    :class:`~referee.game.view.DealView`, kept by the caller from turn to turn (the match runner
     does) so that the history is built and encoded once per turn instead of once per request.
     """
     obs, fragments = (view or DealView(deal)).observe(seat, with_legal_moves=False)

@@ -110,3 +110,176 @@ def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> Non
         assert r.status_code == 400 and r.json()["error"]["code"] == "malformed_json"
     finally:
         child.stop()
+
+
+# --- finding the instance: the running demo, or words instead of a traceback ----------------
+
+LOCAL = ("REDIS_URL", "DATABASE_URL", "ARENA_INSTANCE_PATH", "SECRET_KEY", "QUEUE_NAME")
+
+
+def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a new terminal: no instance configured, a private demo record."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL}
+    env["ARENA_DEMO_RECORD"] = str(tmp_path / "demo-record.json")
+    env.update(extra)
+    return env
+
+
+def arena(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    cwd.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "arena", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def files_under(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+READ_COMMANDS = [["ratings"], ["ratings", "--check"], ["tournament", "list"],
+                 ["tournament", "show", "1"], ["ladder"], ["sweep"], ["reconcile"]]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
+def test_a_missing_database_is_explained_and_nothing_is_created(tmp_path: Path,
+                                                                args: list[str]) -> None:
+    nowhere = tmp_path / "nowhere"
+    proc = arena(args, bare_env(tmp_path, ARENA_INSTANCE_PATH=str(nowhere)), tmp_path / "cwd")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"no arena database at {nowhere / 'arena.sqlite3'}" in proc.stderr
+    assert "ARENA_INSTANCE_PATH" in proc.stderr and "arena init-db" in proc.stderr
+    assert not nowhere.exists()
+    assert files_under(tmp_path / "cwd") == []  # no instance/ where the command ran
+
+
+def test_config_opens_no_database_and_creates_nothing(tmp_path: Path) -> None:
+    nowhere = tmp_path / "nowhere"
+    proc = arena(["config"], bare_env(tmp_path, ARENA_INSTANCE_PATH=str(nowhere)),
+                 tmp_path / "cwd")
+    assert proc.returncode == 0, proc.stderr
+    assert "DATABASE_URL = ''" in proc.stdout
+    assert not nowhere.exists() and files_under(tmp_path / "cwd") == []
+
+
+def test_an_uninitialised_database_says_run_init_db(tmp_path: Path) -> None:
+    import sqlite3
+
+    inst = tmp_path / "inst"
+    inst.mkdir()
+    sqlite3.connect(inst / "arena.sqlite3").close()  # an empty database file
+    env = bare_env(tmp_path, ARENA_INSTANCE_PATH=str(inst))
+    proc = arena(["tournament", "list"], env, tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "has no arena tables yet: run `arena init-db`" in proc.stderr
+    assert files_under(inst) == ["arena.sqlite3"]  # no secret key written by a read command
+    assert arena(["init-db"], env, tmp_path).returncode == 0
+    proc = arena(["tournament", "list"], env, tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+
+
+def test_an_unreachable_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = bare_env(tmp_path, DATABASE_URL=f"postgresql://nobody:pw@127.0.0.1:{port}/arena")
+    proc = arena(["ratings"], env, tmp_path / "cwd")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"cannot open the database postgresql+psycopg://nobody:***@127.0.0.1:{port}/arena" \
+        in proc.stderr
+    assert files_under(tmp_path / "cwd") == []
+
+
+def test_a_demo_record_is_used_only_while_its_demo_runs_and_only_if_trusted(
+        tmp_path: Path) -> None:
+    from arena import demo_record
+
+    inst = tmp_path / "demo-instance"
+    assert arena(["init-db"], bare_env(tmp_path, ARENA_INSTANCE_PATH=str(inst)),
+                 tmp_path).returncode == 0
+    env = bare_env(tmp_path)
+    path = Path(env["ARENA_DEMO_RECORD"])
+    record = demo_record.DemoRecord(pid=os.getpid(), instance=str(inst),
+                                    database=f"sqlite:///{inst / 'arena.sqlite3'}",
+                                    redis="redis://127.0.0.1:1/0", web="http://127.0.0.1:1")
+    demo_record.write(record, path)
+    proc = arena(["tournament", "list"], env, tmp_path / "cwd")
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the demo running on this machine (pid {os.getpid()}, instance {inst}" \
+        in proc.stderr
+    # An explicit instance wins over the demo.
+    other = arena(["ratings"], {**env, "ARENA_INSTANCE_PATH": str(tmp_path / "x")}, tmp_path)
+    assert other.returncode == 1 and "using the demo" not in other.stderr
+    # A record others could have written is not trusted.
+    path.chmod(0o666)
+    proc = arena(["tournament", "list"], env, tmp_path / "cwd")
+    assert proc.returncode == 1 and "using the demo" not in proc.stderr
+    # A record whose process is gone is ignored; a demo removes only its own record.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    demo_record.write(demo_record.DemoRecord(**{**record.__dict__,
+                                                "pid": int(dead.stdout)}), path)
+    proc = arena(["tournament", "list"], env, tmp_path / "cwd")
+    assert proc.returncode == 1 and "no arena database" in proc.stderr
+    demo_record.remove(os.getpid(), path)
+    assert path.exists()
+    assert files_under(tmp_path / "cwd") == []
+
+
+def test_demo_on_a_taken_port_and_commands_from_another_terminal(tmp_path: Path) -> None:
+    """``make demo`` while port 5000's owner (AirPlay) listens: the demo serves on a free
+    port and says which; commands in another terminal find the demo while it runs."""
+    import queue
+    import signal
+    import socket
+    import threading
+    import time
+
+    import requests
+
+    taken = socket.create_server(("127.0.0.1", 0))  # a real listener holds the port
+    port = taken.getsockname()[1]
+    env = bare_env(tmp_path)
+    record = Path(env["ARENA_DEMO_RECORD"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "demo", "--port", str(port), "--matches", "1",
+         "--deals", "1", "--workers", "1", "--tournament", "none"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    out = proc.stdout
+    threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + 300  # generous: the demo is the well-behaved party
+    try:
+        while not any("Ctrl-C to stop" in x for x in seen):  # the demo is ready
+            try:
+                seen.append(lines.get(timeout=1))
+            except queue.Empty:
+                assert proc.poll() is None, "the demo exited:\n" + "".join(seen)
+                assert time.monotonic() < deadline, "the demo is not ready:\n" + "".join(seen)
+        text = "".join(seen)
+        assert f"port {port} is in use by another program; serving on the free port" in text
+        web = next(x for x in seen if x.startswith("web: ")).split()[1]
+        assert not web.endswith(f":{port}")
+        assert requests.get(f"{web}/healthz", timeout=30).status_code == 200
+        assert record.exists()
+
+        elsewhere = tmp_path / "another-terminal"
+        ratings = arena(["ratings"], env, elsewhere)
+        assert ratings.returncode == 0, ratings.stderr
+        assert "classic:" in ratings.stdout and "games" in ratings.stdout
+        assert "using the demo running on this machine" in ratings.stderr
+        listed = arena(["tournament", "list"], env, elsewhere)
+        assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+        assert files_under(elsewhere) == []
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+        taken.close()
+    assert not record.exists()  # the demo took its record away
+    after = arena(["tournament", "list"], {**env, "ARENA_INSTANCE_PATH": str(tmp_path / "i")},
+                  tmp_path / "another-terminal")
+    assert after.returncode == 1 and "no arena database" in after.stderr

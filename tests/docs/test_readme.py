@@ -57,3 +57,65 @@ def test_the_readme_bot_answers_a_real_move_request(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_snippet_text_states_the_sdk_defaults() -> None:
+    """What the README says around the snippet (default port, the secret's variable) is
+    what the SDK does."""
+    from sample_bots.sdk import DEFAULT_PORT, SECRET_ENV
+
+    section = _section("Writing a bot")
+    default = re.search(r"listens on `http://127\.0\.0\.1:(\d+)` \(the default\)", section)
+    assert default and int(default.group(1)) == DEFAULT_PORT
+    assert f"`--secret` (or `{SECRET_ENV}`)" in section
+
+
+def test_the_snippet_listens_on_the_port_it_is_given(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "first_legal.py"
+    script.write_text(_bot_snippet(), encoding="utf-8")
+    root = README.parent
+    proc = subprocess.Popen([sys.executable, str(script), "--port", str(port)], cwd=root,
+                            stderr=subprocess.PIPE, text=True,
+                            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert f"listening on http://127.0.0.1:{port}" in line, line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_the_development_section_matches_the_config() -> None:
+    """The commands the README lists are the Makefile's, the type-checked packages are
+    pyproject's, and what it says CI does is in ``.ci/run``."""
+    import tomllib
+
+    root = README.parent
+    section = _section("Development")
+    makefile = (root / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z]+):", makefile, re.M))
+    for target in re.findall(r"`make (\w+)", section):
+        assert target in targets, f"README names `make {target}`; the Makefile has no such target"
+    recipe = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "ruff check ." in recipe and "$(BIN)/mypy" in recipe
+    assert re.search(r"^test: lint\n\t\$\(BIN\)/python -m pytest -q$", makefile, re.M)
+    mypy = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy["strict"] is True
+    named = re.search(r"`--strict` on (.*?)\)", section)
+    assert named, "the section says which packages mypy checks"
+    assert sorted(re.findall(r"`(\w+)`", named.group(1))) == sorted(mypy["packages"])
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.rstrip().endswith("make test")
+    for var in re.findall(r"`(ARENA_\w+)=1`", section):
+        assert f"export {var}=1" in ci

@@ -132,3 +132,19 @@ def test_verify_text_that_is_not_json_says_so(
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "not JSON" in err and "empty log" not in err
+
+
+def test_request_prints_the_body_a_logged_turn_was_sent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "demo.jsonl"
+    assert main(["demo", "--deals", "2", "--seed", "3", "--log", str(path)]) == 0
+    doc = mlog.read(path)
+    turn = doc["deals"][1]["turns"][5]
+    capsys.readouterr()
+    assert main(["request", str(path), "--deal", "1", "--turn", "5"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["type"] == "move" and body["turn"] == 5 and body["seat"] == turn["seat"]
+    assert body["deal_id"] == f"{doc['match_id']}/1"
+    assert turn["move"] in {m["id"] for m in body["legal_moves"]}
+    assert main(["request", str(path), "--deal", "1", "--turn", "999"]) == 1
+    assert main(["request", str(tmp_path / "missing.json"), "--deal", "0", "--turn", "0"]) == 2

@@ -1,4 +1,4 @@
-"""No card that is still hidden ever crosses the spectator's view (:mod:`referee.spectator`).
+"""No card that is still hidden ever crosses the spectator's view (:mod:`referee.game.spectator`).
 
 Every card text anywhere in a spectator's event must have been played in public (a play,
 not a decision such as an exchange) or be the face-up spare card.  The deals cover every
