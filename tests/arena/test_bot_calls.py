@@ -309,3 +309,24 @@ def test_redis_down_is_said_not_a_500(app: Flask, client: FlaskClient,
     assert sign_in(client, played.bot_id, played.token).status_code == 303
     r = client.get(f"/bots/{played.bot_id}/calls")
     assert r.status_code == 200 and "cannot be read right now" in r.get_data(as_text=True)
+
+
+def test_with_the_response_cache_on_an_owners_pages_are_theirs_alone(
+        app: Flask, played: Played) -> None:
+    """The response cache (READ_CACHE_S, off in the other tests) shares public answers: a
+    signed-in owner's bot page and calls page must neither be shared with a stranger nor
+    be answered from a stranger's render."""
+    from arena import create_app
+
+    cached = create_app({**app.config, "READ_CACHE_S": 30.0})
+    owner, stranger = cached.test_client(), cached.test_client()
+    page = f"/bots/{played.bot_id}"
+    assert "Your bot's last calls" not in stranger.get(page).get_data(as_text=True)
+    assert stranger.get(page).headers.get("Age") == "0"  # the public page is shared
+    assert sign_in(owner, played.bot_id, played.token).status_code == 303
+    mine = owner.get(page)
+    assert "Age" not in mine.headers and "Your bot's last calls" in mine.get_data(as_text=True)
+    calls = owner.get(f"{page}/calls")
+    assert calls.status_code == 200 and "Age" not in calls.headers
+    assert "Your bot's last calls" not in stranger.get(page).get_data(as_text=True)
+    assert stranger.get(f"{page}/calls").status_code == 403
