@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 
 # Test processes for `make test` (pytest-xdist).  Most tests wait on bots, servers and
 # subprocesses rather than compute, so a two-core machine runs four at once comfortably.
+# `worksteal`: an idle process takes tests queued for a busy one, so one module of long
+# drills (tests/arena/test_threadpool_worker.py) is not left to a single process at the end.
 TEST_WORKERS ?= 4
 
 .PHONY: demo test lint bench guard golden clean constraints
@@ -27,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py --json
