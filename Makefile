@@ -6,8 +6,9 @@ STAMP  := $(VENV)/.installed
 
 # Test processes for `make test` (pytest-xdist).  Most tests wait on bots, servers and
 # subprocesses rather than compute, so a two-core machine runs four at once comfortably.
-# `worksteal`: an idle process takes tests queued for a busy one, so one module of long
-# drills (tests/arena/test_threadpool_worker.py) is not left to a single process at the end.
+# Tests are handed out one or two at a time (`--maxschedchunk 1`): with xdist's default
+# chunks the long drills of one module (tests/arena/test_threadpool_worker.py) sat queued
+# behind each other on one process and ran alone at the end for minutes.
 TEST_WORKERS ?= 4
 
 .PHONY: demo test lint bench guard golden clean constraints
@@ -29,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py --json
