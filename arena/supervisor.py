@@ -107,6 +107,7 @@ def die_with_parent_from_env(sig: int = signal.SIGTERM) -> None:
 
 
 _HOOKED = False
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
 def children_die_with_me() -> None:
@@ -118,6 +119,18 @@ def children_die_with_me() -> None:
         return
     _HOOKED = True
     me = os.getpid()
+    masks: dict[int, set[int | signal.Signals]] = {}  # the forking thread's mask, by thread
+
+    def before() -> None:
+        # A stop signal that reaches the child between the fork and ``in_child`` would run
+        # the inherited handler (a flag nobody reads there) or be dropped once the handler
+        # is reset: RQ stops its scheduler with one SIGTERM and waits for it without a
+        # timeout, so a lost signal hangs the worker's shutdown.  Held back over the fork,
+        # the signal stays pending until the child's default action is in place.
+        masks[threading.get_ident()] = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+    def in_parent() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
 
     def in_child() -> None:
         # A fork inherits the parent's Python signal handlers (ours set a flag in the
@@ -125,11 +138,13 @@ def children_die_with_me() -> None:
         # (RQ's scheduler does, a little later), SIGTERM must simply end it.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # The same thread forked (a fork copies only it); a pending stop ends the child now.
+        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
         if os.getppid() == me:
             # The kernel signal only; a thread per horse would be wasted on Linux.
             die_with_parent(me, signal.SIGKILL, watch=not sys.platform.startswith("linux"))
 
-    os.register_at_fork(after_in_child=in_child)
+    os.register_at_fork(before=before, after_in_parent=in_parent, after_in_child=in_child)
 
 
 # --- back-off ----------------------------------------------------------------------------

@@ -4,10 +4,12 @@ ended, and every instance has a control socket of its own."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,7 +31,16 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def gunicorn(app: Flask, tmp_path: Path) -> Iterator[Callable[..., str]]:
+def home() -> Iterator[Path]:
+    """gunicorn's HOME: short, because its control socket lives under it and a unix socket's
+    path has at most 107 bytes (pytest-xdist's tmp paths alone come close)."""
+    path = Path(tempfile.mkdtemp(prefix="arena-home-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def gunicorn(app: Flask, tmp_path: Path, home: Path) -> Iterator[Callable[..., str]]:
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(**extra: str) -> str:
@@ -38,7 +49,7 @@ def gunicorn(app: Flask, tmp_path: Path) -> Iterator[Callable[..., str]]:
         env.pop("XDG_RUNTIME_DIR", None)
         env.pop("DATABASE_STATEMENT_TIMEOUT_MS", None)
         env.update({"HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "1",
-                    "WEB_THREADS": "4", "HOME": str(tmp_path), "WEB_REQUEST_TIMEOUT_S": "2",
+                    "WEB_THREADS": "4", "HOME": str(home), "WEB_REQUEST_TIMEOUT_S": "2",
                     "WEB_REQUEST_GRACE_S": "3", **extra})
         log = open(tmp_path / f"gunicorn-{port}.log", "wb")  # noqa: SIM115
         procs.append(subprocess.Popen(
@@ -110,10 +121,10 @@ def test_a_runaway_sql_statement_is_ended(app: Flask, gunicorn: Callable[..., st
 
 
 def test_each_instance_has_its_own_control_socket(
-    gunicorn: Callable[..., str], tmp_path: Path
+    gunicorn: Callable[..., str], home: Path
 ) -> None:
     gunicorn()
     gunicorn()
-    sockets = sorted((tmp_path / ".gunicorn").glob("*.ctl"))
+    sockets = sorted((home / ".gunicorn").glob("*.ctl"))
     assert len(sockets) == 2, sockets
-    assert not (tmp_path / ".gunicorn" / "gunicorn.ctl").exists()
+    assert not (home / ".gunicorn" / "gunicorn.ctl").exists()

@@ -168,14 +168,17 @@ def test_the_check_reads_one_snapshot_while_matches_finish(
                                 .where(Match.state == "finished")) or 0)
 
     wait_for(lambda: done() >= 2, 90, what="the first matches")
-    checks, alarms = 0, []
-    while done() < total:
+    # A check raced the workers when a match finished while it ran; how many checks get
+    # to race depends on the machine's load (the workers may outpace a starved checker), so
+    # what is required is that some did, and that none of them raised an alarm.
+    raced, alarms = 0, []
+    while (before := done()) < total:
         names, problems = check_all(db, initial=float(app.config["ELO_INITIAL"]),
                                     k=float(app.config["ELO_K"]))
         assert names == ["classic"]
-        checks += 1
+        raced += done() > before
         alarms += problems
-    assert checks >= 5, "the matches finished before the check could race them"
+    assert raced >= 1, "the matches finished before the check could race them"
     assert alarms == []
     wait_for(lambda: done() == total, 90, what="every match")
     import os

@@ -292,3 +292,27 @@ def test_a_child_dies_with_its_killed_parent(mechanism: str) -> None:
     parent.kill()
     parent.wait()
     wait_for(lambda: not alive(int(pid)), 30, what=f"the orphan ({mechanism}) to die")
+
+
+FORKER = """
+import os, signal, sys, time
+from arena.supervisor import children_die_with_me
+stops = []
+signal.signal(signal.SIGTERM, lambda signum, frame: stops.append(signum))  # a flag, as ours
+# The stop arrives in the child the moment it exists, before arena's fork hook has run (on a
+# busy machine RQ's stop_scheduler can be that quick: its one SIGTERM must not be lost).
+os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGTERM))
+children_die_with_me()
+pid = os.fork()
+if pid == 0:
+    time.sleep(float(sys.argv[1]))
+    os._exit(0)
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), stops, flush=True)
+"""
+
+
+def test_a_stop_signal_that_reaches_a_fresh_fork_ends_it() -> None:
+    """RQ's scheduler (a fork) stopped before its handlers are in place: it still stops."""
+    out = subprocess.run([sys.executable, "-c", FORKER, "30"], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2], check=True)
+    assert out.stdout.split() == [str(-signal.SIGTERM), "[]"], out
