@@ -330,3 +330,29 @@ def test_with_the_response_cache_on_an_owners_pages_are_theirs_alone(
     assert calls.status_code == 200 and "Age" not in calls.headers
     assert "Your bot's last calls" not in stranger.get(page).get_data(as_text=True)
     assert stranger.get(f"{page}/calls").status_code == 403
+
+
+def test_the_calls_cost_a_fixed_number_of_statements(
+        app: Flask, client: FlaskClient, played: Played) -> None:
+    """The owner-only routes (left out of test_read_path's seeded owners): the bot, then
+    every listed call's log in one query, however many calls are listed."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    assert sign_in(client, played.bot_id, played.token).status_code == 303
+    engine = get_db(app).engine
+    event.listen(engine, "before_cursor_execute", before)
+    try:
+        page = client.get(f"/bots/{played.bot_id}/calls")
+        page_statements, seen[:] = len(seen), []
+        answer = calls_json(client, played.bot_id, played.token)
+        json_statements = len(seen)
+    finally:
+        event.remove(engine, "before_cursor_execute", before)
+    assert page.status_code == 200 and answer.status_code == 200
+    assert len(answer.get_json()["items"]) > 10  # many calls listed, from one match log
+    assert page_statements <= 3 and json_statements <= 3, (page_statements, json_statements)
