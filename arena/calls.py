@@ -41,6 +41,7 @@ from referee.runner.match import FORFEITED, TurnRecord
 from referee.runner.requests import move_requests
 from referee.wire.players import Player, Reply
 
+from .deal_secrecy import deals_in_play
 from .models import MatchResult
 from .queue import get_queue
 
@@ -205,9 +206,14 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
         dict[str, Any]]:
     """The bot's newest calls (at most ``limit``, default ``BOT_CALLS_KEPT``), newest first,
     each with its verdict, reason and exact request (None when the match's log is gone or
-    does not seat this bot there).  Raises ``redis`` errors: the caller says Redis is down."""
+    does not seat this bot there).  Calls of a match whose deals a sibling rotation still
+    plays are held back until it has finished (:mod:`arena.deal_secrecy`): the bot's own hands
+    there are other seats' hands at the sibling table.  Raises ``redis`` errors: the caller
+    says Redis is down."""
     kept = int(app.config["BOT_CALLS_KEPT"])
     calls = _stored(app, bot_id, min(kept, limit) if limit is not None else kept)
+    secret = deals_in_play(s, {c.match_id for c in calls})
+    calls = [c for c in calls if c.match_id not in secret]
     wanted: dict[int, set[tuple[int, int]]] = {}
     for c in calls:
         wanted.setdefault(c.match_id, set()).add((c.deal, c.turn))

@@ -30,7 +30,7 @@ from referee import preset_names
 from referee.runner import log as referee_log
 from referee.runner.match import Limits
 
-from .. import idempotency
+from .. import deal_secrecy, idempotency
 from ..errors import ApiError
 from ..families import storable_ruleset
 from ..idempotency import idempotent
@@ -164,6 +164,14 @@ def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
     return [out[i] for i in ids if i in out]
 
 
+def refuse_while_deals_in_play(match_id: int) -> None:
+    """409 while a sibling rotation still plays this match's deals (:mod:`arena.deal_secrecy`)."""
+    if deal_secrecy.deals_in_play(session(), [match_id]):
+        raise ApiError(409, "deals_in_play", f"match {match_id}'s deals are still being played "
+                       "at its table's other rotations (a duplicate table deals the same cards "
+                       "to every rotation); its log and replay open when they have finished")
+
+
 def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
     seats = [seat_json(x) for x in m.seats]
     out: dict[str, Any] = {
@@ -184,8 +192,9 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
         out["log_url"] = url_for("matches.match_log", match_id=m.id)
     if detail:
         out.update({"limits": m.limits, "attempts": m.attempts, "error": m.error})
-        if m.state in ("finished", "failed"):
-            # The seed deals every hand: shown once no deal of the match is left to play.
+        if not deal_secrecy.deals_secret(session(), m):
+            # The seed deals every hand: shown once no deal of the match is left to play,
+            # here or at a sibling rotation of its duplicate table.
             out["seed"] = m.seed
         if m.result is not None:
             totals = m.result.totals
@@ -255,6 +264,7 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
                                               .where(RatingEvent.match_id == m.id))}
     totals = m.result.totals if m.result is not None else {}
     return render_template("match.html", m=m, link=link, tournament=tournament,
+                           secret=deal_secrecy.deals_secret(s, m),
                            events=events, strikes=totals.get("strikes", []),
                            notes=totals.get("notes", []),
                            standings=sorted(m.seats, key=lambda x: (x.rank or 99, x.seat)))
@@ -264,7 +274,8 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
 @limited("downloads")
 @operation("The replay frames of a finished match (hands, plays, latency, faults, scores "
            "after every turn), for the match page", {200: (out.Replay, "replay")},
-           errors={404: "no such match", 409: "the match has not finished"})
+           errors={404: "no such match", 409: "the match has not finished, or a sibling "
+                   "rotation of its duplicate table still plays its deals"})
 def match_replay(match_id: int) -> Response:
     """What the match page's replay draws, turn by turn (``static/replay.js``)."""
     s = session()
@@ -274,6 +285,7 @@ def match_replay(match_id: int) -> Response:
     result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
     if result is None:
         raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
+    refuse_while_deals_in_play(m.id)
     doc = json.loads(gzip.decompress(result.log_gz))
     data = replay_frames(doc, [x.bot_id for x in m.seats], [x.bot.name for x in m.seats])
     data["match_url"] = url_for("matches.match_page", match_id=m.id)
@@ -370,7 +382,9 @@ def show_match(match_id: int) -> Response:
 @limited("downloads")
 @operation("Download the match log (v2: seats named by bot id, no URLs), JSON or JSON Lines",
            {200: ("application/json", "the log (JSON, or JSON Lines with ?format=jsonl)")},
-           query=LogQuery, errors={404: "no such match", 409: "the match has not finished"})
+           query=LogQuery,
+           errors={404: "no such match", 409: "the match has not finished, or a sibling "
+                   "rotation of its duplicate table still plays its deals"})
 def match_log(match_id: int) -> Response:
     fmt = from_query(LogQuery).format
     match = get_match(match_id)
@@ -378,6 +392,7 @@ def match_log(match_id: int) -> Response:
     if result is None:
         raise ApiError(409, "not_finished", f"match {match_id} is {match.state}; "
                        "its log exists once it has finished")
+    refuse_while_deals_in_play(match.id)
     text = gzip.decompress(result.log_gz).decode()
     if fmt == "json":
         resp = Response(text, mimetype="application/json")

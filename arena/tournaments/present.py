@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from .. import deal_secrecy
 from ..models import Bot, Match, MatchResult, MatchSeat
 from .models import (
     Tournament,
@@ -278,7 +279,8 @@ def standings_csv(doc: dict[str, Any]) -> str:
 
 def archive(s: Session, t: Tournament) -> bytes:
     """A zip of every finished match's log (``logs/match-<id>.json``) plus the standings as
-    CSV and JSON, the bracket and the tournament itself as JSON."""
+    CSV and JSON, the bracket and the tournament itself as JSON.  A finished match whose deals
+    a sibling rotation still plays is left out (:mod:`arena.deal_secrecy`)."""
     buf = io.BytesIO()
     standings = standings_json(s, t)
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
@@ -292,6 +294,9 @@ def archive(s: Session, t: Tournament) -> bytes:
             .join(TournamentMatch, TournamentMatch.match_id == MatchResult.match_id)
             .where(TournamentMatch.tournament_id == t.id).order_by(MatchResult.match_id)
         ).all()
+        secret = deal_secrecy.deals_in_play(s, [match_id for match_id, _ in rows])
         for match_id, log_gz in rows:
+            if match_id in secret:
+                continue
             z.writestr(f"{prefix}logs/match-{match_id}.json", gzip.decompress(log_gz))
     return buf.getvalue()
