@@ -382,7 +382,10 @@ def test_a_job_stuck_past_its_timeout_is_given_up_without_hanging_the_pool(
     wait_for(lambda: "abandoned" in matches(app, [stuck])[stuck].error, 120,
              what="the woken job to hand the match back")
     back = matches(app, [stuck])[stuck]
-    assert back.state == "queued" and back.attempts == 1 and counts(app, stuck) == (0, 0)
+    # Every execution blocked on the lock claims once when it wakes, sees it was given up and
+    # hands back: one, or more where RQ retried the job while the lock was held (seen on a
+    # loaded machine under pytest-xdist); none of them played.
+    assert back.state == "queued" and back.attempts >= 1 and counts(app, stuck) == (0, 0)
     assert reconcile(app).requeued_queued == [stuck]
     wait_for(lambda: all_finished(app, [stuck]), 120, what="the match to be played again")
     assert_ratings_exact(app, [stuck, other])
