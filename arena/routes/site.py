@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 
-from flask import Blueprint, Response, current_app, jsonify, render_template
+from flask import Blueprint, Flask, Response, current_app, jsonify, render_template
 from sqlalchemy import func, select
 from sqlalchemy.orm import contains_eager
 
@@ -29,32 +29,35 @@ log = logging.getLogger(__name__)
 
 
 class SiteCounts:
-    """The home page's counts of bots and tournaments, cached per process for
-    ``SITE_COUNTS_TTL_S`` (a small aggregate, not a scan per hit).  The count of finished
+    """The home page's counts of bots and tournaments, cached per app (one per web process)
+    for ``SITE_COUNTS_TTL_S`` (a small aggregate, not a scan per hit).  The count of finished
     matches needs no cache: it is the sum of the per-family counters (``RatingFamily
-    .results``) that the finishing transaction increments."""
+    .results``) that the finishing transaction increments.  Kept on the app, not the module:
+    another app of the process (a test's, on a database of the same URL emptied since) must
+    not read this one's counts."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._at = -1e18
-        self._key = ""
         self._value: tuple[int, int] = (0, 0)
 
-    def get(self, key: str, ttl_s: float) -> tuple[int, int]:
+    @staticmethod
+    def of(app: Flask) -> SiteCounts:
+        counts: SiteCounts = app.extensions.setdefault("arena.site_counts", SiteCounts())
+        return counts
+
+    def get(self, ttl_s: float) -> tuple[int, int]:
         now = time.monotonic()
         with self._lock:
-            if key == self._key and now - self._at < ttl_s:
+            if now - self._at < ttl_s:
                 return self._value
         s = session()
         bots = s.scalar(select(func.count()).select_from(Bot).where(Bot.deleted_at.is_(None)))
         n_tournaments = s.scalar(select(func.count()).select_from(Tournament))
         value = (int(bots or 0), int(n_tournaments or 0))
         with self._lock:
-            self._key, self._at, self._value = key, now, value
+            self._at, self._value = now, value
         return value
-
-
-SITE_COUNTS = SiteCounts()
 
 
 @bp.get("/")
@@ -63,8 +66,7 @@ SITE_COUNTS = SiteCounts()
 def home() -> str:
     s = session()
     cfg = current_app.config
-    bots, n_tournaments = SITE_COUNTS.get(str(cfg["DATABASE_URL"]),
-                                          float(cfg["SITE_COUNTS_TTL_S"]))
+    bots, n_tournaments = SiteCounts.of(app_object()).get(float(cfg["SITE_COUNTS_TTL_S"]))
     finished = s.scalar(select(func.coalesce(func.sum(RatingFamily.results), 0)))
     live = s.scalars(select(Tournament).where(Tournament.state == "running")
                      .order_by(Tournament.id.desc()).limit(5)).all()

@@ -454,6 +454,29 @@ def test_home_counts_come_from_the_counter_and_a_short_cache(app: Flask) -> None
     assert stats()[0] == str(len(data.bots) + 1)
 
 
+@both_backends
+def test_home_counts_are_cached_per_app_not_per_process(app: Flask) -> None:
+    """Another app of the process on the same database URL (a test's, after the database was
+    emptied and seeded anew) counts for itself: CI under pytest-xdist once read the previous
+    test's counts."""
+    import re
+
+    from arena import create_app
+
+    def bots_shown(a: Flask) -> str:
+        html = a.test_client().get("/").get_data(as_text=True)
+        return re.findall(r'<span class="stat-n">(\d+)</span>', html)[0]
+
+    app.config["SITE_COUNTS_TTL_S"] = 3600.0
+    data = seed(app, 12)
+    assert bots_shown(app) == str(len(data.bots))
+    with get_db(app).begin() as s:
+        s.add(Bot(name="late", url="http://127.0.0.1:9/", token_hash="0" * 64))
+    other = create_app({**app.config, "SITE_COUNTS_TTL_S": 3600.0})
+    assert bots_shown(other) == str(len(data.bots) + 1)
+    assert bots_shown(app) == str(len(data.bots))  # its own cache, within its TTL
+
+
 # --- tournament pages -------------------------------------------------------------------------
 
 
