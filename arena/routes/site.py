@@ -43,7 +43,9 @@ class SiteCounts:
 
     @staticmethod
     def of(app: Flask) -> SiteCounts:
-        counts: SiteCounts = app.extensions.setdefault("arena.site_counts", SiteCounts())
+        counts: SiteCounts | None = app.extensions.get("arena.site_counts")
+        if counts is None:  # the first request of this app (setdefault: one wins a race)
+            counts = app.extensions.setdefault("arena.site_counts", SiteCounts())
         return counts
 
     def get(self, ttl_s: float) -> tuple[int, int]:
