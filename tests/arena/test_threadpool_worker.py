@@ -444,3 +444,56 @@ def test_heartbeats_keep_a_long_job_out_of_the_registry_cleanup(redis: Redis,
         assert run.job.id in FinishedJobRegistry(queue=q).get_job_ids()
     finally:
         worker.register_death()
+
+
+# --- the collector ------------------------------------------------------------------------------
+
+
+FREEZE_PROBE = """
+import gc
+from arena import create_app
+from arena.queue import get_queue
+from arena.worker import make_worker
+app = create_app()
+before = gc.get_freeze_count()
+make_worker(app, get_queue(app))
+print(before, gc.get_freeze_count())
+"""
+
+
+def test_a_pool_worker_takes_its_start_up_heap_out_of_the_collectors_walks(app: Flask) -> None:
+    """A full garbage collection holds the interpreter while it walks every tracked object:
+    with the start-up heap in the walk, each one stalled every match's deadline for 50-140 ms
+    (bench/concurrency.py).  The worker freezes what it holds for good before it plays."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE], env=worker_env(app),
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    before, after = (int(x) for x in out.split())
+    assert before == 0
+    assert after > 50_000  # the imported service: SQLAlchemy, RQ, Flask, the rules' tables
+
+
+def test_settle_heap_still_lets_cycles_made_later_be_collected() -> None:
+    """Freezing must not turn later garbage into a leak (nor switch the collector off): a
+    cycle made after it is collected."""
+    import gc
+    import weakref
+
+    from arena.threadpool_worker import settle_heap
+
+    class Node:
+        other: Any = None
+
+    settle_heap()
+    try:
+        assert gc.isenabled()
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert gone() is None
+    finally:
+        gc.unfreeze()
