@@ -172,8 +172,8 @@ class Sampler:
 
 def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str, str],
         think_ms: int, n: int, deals: int, concurrency: int | None,
-        profile: str | None = None) -> dict[str, Any]:
-    probes = max(2, n // 10)
+        profile: str | None = None, probes: int | None = None) -> dict[str, Any]:
+    probes = max(2, n // 10) if probes is None else probes
     normal_limits = Limits(deadline_ms=max(1000, think_ms * 2), time_bank_ms=0,
                            max_strikes=None, call_deadline_ms=5000)
     probe_limits = Limits(deadline_ms=think_ms + PROBE_EXTRA_MS, time_bank_ms=0, max_strikes=None,
@@ -323,6 +323,9 @@ def main() -> int:
     ap.add_argument("--deals", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=None,
                     help="WORKER_CONCURRENCY (default: N + probes; 0: RQ's forking worker)")
+    ap.add_argument("--probes", type=int, default=None,
+                    help="probe matches per run (default max(2, N // 10)); each gives 13 "
+                         "deadline samples, so p99 over a few hundred needs 20 or more")
     ap.add_argument("--pg", default="127.0.0.1:5432", help="PostgreSQL host:port (trust)")
     ap.add_argument("--pool-size", type=int, default=None, help="DATABASE_POOL_SIZE")
     ap.add_argument("--max-overflow", type=int, default=None, help="DATABASE_MAX_OVERFLOW")
@@ -378,7 +381,7 @@ def main() -> int:
         for think in args.think:
             for n in args.n:
                 res = run(app, env, bots, (admin, dbname), think, n, args.deals,
-                          args.concurrency, args.profile)
+                          args.concurrency, args.profile, args.probes)
                 results.append(res)
                 if not args.json:
                     print(line(res), flush=True)
