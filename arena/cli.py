@@ -32,8 +32,23 @@ from .storage import get_db, upgrade
 
 
 def _app() -> Flask:
-    """The app of a long-running command or of ``init-db``: created as needed."""
+    """The app of ``init-db`` or ``live``: created as needed."""
     return create_app()
+
+
+def _service_app(command: str) -> Flask:
+    """The app of ``serve``, ``worker`` or ``clock``, once its database answers and is at
+    this code's schema (waiting up to ``STARTUP_DB_WAIT_S``; the embedded SQLite database
+    is migrated): otherwise the process exits with one line saying why
+    (:mod:`arena.startup`), instead of serving errors or failing every job."""
+    import logging
+
+    from .startup import wait_for_database
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    app = create_app()
+    wait_for_database(app, what=f"arena {command}")
+    return app
 
 
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
@@ -68,7 +83,7 @@ def serve(host: str, port: int) -> None:
     """Serve the web app with a threaded development server."""
     from werkzeug.serving import run_simple
 
-    app = _app()
+    app = _service_app("serve")
     run_simple(host, port, app, threaded=True, use_reloader=False)
 
 
@@ -81,7 +96,8 @@ def worker(burst: bool, no_clock: bool, name: str | None) -> None:
     """Run an RQ worker on the arena queue."""
     from .worker import run_worker
 
-    ok = run_worker(_app(), burst=burst, clock=False if no_clock else None, name=name)
+    ok = run_worker(_service_app("worker"), burst=burst, clock=False if no_clock else None,
+                    name=name)
     sys.exit(0 if ok else 1)
 
 
@@ -109,13 +125,11 @@ def live(host: str | None, port: int | None) -> None:
 @cli.command()
 def clock() -> None:
     """Run the clock (reconciler, ladder, health sweep) until stopped."""
-    import logging
     import signal
 
     from .clock import Clock
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    c = Clock(_app())
+    c = Clock(_service_app("clock"))
 
     def stop(signum: int, frame: object) -> None:
         c.stopped = True

@@ -14,7 +14,9 @@ Three rules, so that a command typed in a second terminal does the obvious thing
    has none: it only reads rows.)
 
 ``arena init-db``/``migrate`` create what is missing, as before; the long-running commands
-(``serve``, ``worker``, ``clock``) follow rule 1 and build their app as before.
+(``serve``, ``worker``, ``clock``) follow rule 1 and check their database in
+:mod:`arena.startup` (they wait for one that does not answer yet, and migrate the embedded
+SQLite one).
 """
 
 from __future__ import annotations

@@ -40,6 +40,13 @@ class Defaults:
     again when returned)."""
     DATABASE_POOL_TIMEOUT_S: float = 30.0
     """How long a thread waits for a free pooled connection before its transaction fails."""
+    STARTUP_DB_WAIT_S: float = 60.0
+    """How long ``arena serve``, ``worker`` and ``clock`` wait at start for a database that
+    does not answer yet (PostgreSQL started at the same time), trying again with a doubling
+    back-off and logging each attempt, before they exit with status 1 (``database
+    unreachable at ...``).  A database that answers at another schema revision ends them at
+    once (run ``arena init-db``).  0: one attempt.  The embedded SQLite database is
+    migrated by them instead (:mod:`arena.startup`)."""
     DATABASE_STATEMENT_TIMEOUT_MS: int = 0
     """Longest time one SQL statement may run on PostgreSQL (``statement_timeout``; 0: no
     limit).  ``deploy/gunicorn.conf.py`` sets it for the web process to its request deadline

@@ -212,3 +212,14 @@ def head_revision() -> str | None:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     head: str | None = ScriptDirectory.from_config(cfg).get_current_head()
     return head
+
+
+def known_revisions() -> set[str]:
+    """Every migration this code ships (a database at another revision is a newer
+    release's, or no arena database at all)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return {rev.revision for rev in ScriptDirectory.from_config(cfg).walk_revisions()}

@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import shutil
 import sys
 import tempfile
@@ -55,8 +56,12 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def run(workers: int, matches: int, deals: int, seed: int) -> dict[str, Any]:
     inst = tempfile.mkdtemp(prefix="arena-bench-")
+    # A real-looking operator token: the app refuses to start with one shorter than
+    # MIN_SECRET_LENGTH (arena.security), as it would in production.
+    admin = secrets.token_urlsafe(32)
     app = create_app({"INSTANCE_PATH": inst, "ALLOW_PRIVATE_BOT_URLS": True,
-                      "ADMIN_TOKEN": "bench", "WORKER_CLOCK": False,
+                      "ADMIN_TOKEN": admin, "WORKER_CLOCK": False,
+                      "RATE_LIMITS_ENABLED": False,  # one client registers all eight bots
                       "QUEUE_NAME": f"bench-{os.getpid()}-{workers}"})
     upgrade(get_db(app))
     client = app.test_client()
@@ -88,7 +93,7 @@ def run(workers: int, matches: int, deals: int, seed: int) -> dict[str, Any]:
         for n in range(matches):
             table = rng.sample(bot_ids, 4)
             r = client.post("/api/matches", json={"bots": table, "deals": deals, "seed": n},
-                            headers={"Authorization": "Bearer bench"})
+                            headers={"Authorization": f"Bearer {admin}"})
             assert r.status_code == 202, r.get_json()
         while True:
             with get_db(app).begin() as s:

@@ -61,17 +61,22 @@ from ..shapes.requests import (
 )
 from ..storage import session
 from ..tournaments.models import TournamentMatch
-from .plumbing import app_object, get_bot, get_bots, iso, page_not_found, require_admin
+from .plumbing import (
+    app_object,
+    get_bot,
+    get_bots,
+    get_or_404,
+    iso,
+    page_not_found,
+    require_admin,
+)
 
 bp = Blueprint("matches", __name__)
 
 
 
 def get_match(match_id: int) -> Match:
-    match = session().get(Match, match_id)
-    if match is None:
-        raise ApiError(404, "not_found", f"no match {match_id}")
-    return match
+    return get_or_404(Match, match_id, "match")
 
 
 def seats_with_bots() -> Any:
@@ -279,9 +284,7 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
 def match_replay(match_id: int) -> Response:
     """What the match page's replay draws, turn by turn (``static/replay.js``)."""
     s = session()
-    m = s.get(Match, match_id, options=[seats_with_bots()])
-    if m is None:
-        raise ApiError(404, "not_found", f"no match {match_id}")
+    m = get_or_404(Match, match_id, "match", options=[seats_with_bots()])
     result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
     if result is None:
         raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
@@ -372,9 +375,8 @@ def create_match_view() -> Response:
 @operation("A match: state, standings, per-seat latency and strikes",
            {200: (out.Match, "the match")}, errors={404: "no such match"})
 def show_match(match_id: int) -> Response:
-    match = session().get(Match, match_id, options=[seats_loaded(), selectinload(Match.result)])
-    if match is None:
-        raise ApiError(404, "not_found", f"no match {match_id}")
+    match = get_or_404(Match, match_id, "match",
+                       options=[seats_loaded(), selectinload(Match.result)])
     return jsonify(match_json(match))
 
 

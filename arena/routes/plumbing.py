@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, jsonify, request
 from flask import session as cookie_session
 from sqlalchemy import Select, func, select
+from sqlalchemy.orm.interfaces import ORMOption
 
 from .. import readcache
 from ..errors import ApiError, error_response
@@ -77,6 +78,18 @@ def paginate(stmt: Select[Any], query: Paging, render: Callable[[Any], Any], *,
 
 
 # --- rows and rights -------------------------------------------------------------------------
+
+Row = TypeVar("Row")
+
+
+def get_or_404(model: type[Row], row_id: int, noun: str, *,
+               options: Sequence[ORMOption] = ()) -> Row:
+    """The ``model`` row a URL names (loaded with ``options``), or the API's 404
+    ``no <noun> <id>``."""
+    row = session().get(model, row_id, options=options)
+    if row is None:
+        raise ApiError(404, "not_found", f"no {noun} {row_id}")
+    return row
 
 
 def get_bot(bot_id: int, *, include_deleted: bool = False) -> Bot:

@@ -14,10 +14,12 @@ this module is only its face on the web, next to the other features' in
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from flask import (
     Blueprint,
+    Flask,
     Response,
     current_app,
     jsonify,
@@ -63,6 +65,7 @@ from .plumbing import (
     arg_int,
     csrf_ok,
     get_bots,
+    get_or_404,
     page_not_found,
     paginate,
     require_admin,
@@ -74,10 +77,7 @@ bp = Blueprint("tournaments", __name__)
 
 
 def get_tournament(tournament_id: int) -> Tournament:
-    t = session().get(Tournament, tournament_id)
-    if t is None:
-        raise ApiError(404, "not_found", f"no tournament {tournament_id}")
-    return t
+    return get_or_404(Tournament, tournament_id, "tournament")
 
 
 def new_tournament(body: NewTournament) -> Tournament:
@@ -363,23 +363,25 @@ STEP_ANSWERS: Answers = {200: (out.Tournament, "the tournament, with a report")}
 STEP_ERRORS = {404: "no such tournament",
                409: "the tournament is not in a state that allows this"}
 
+Step = Callable[[Flask, int], service.AdvanceReport | None]
+"""An operator step of :mod:`arena.tournaments.service`: ``start``, ``advance``, ``cancel``."""
 
-def _operator_step(tournament_id: int, step: str) -> Response:
+
+def _run_operator_step(tournament_id: int, step: Step) -> Response:
+    """The body of every operator step: the tournament (404), no transaction held while the
+    step runs, its refusal as a 409, then the tournament as it is now with the step's report
+    (an empty one for a step that reports nothing)."""
     require_admin()
     Empty.from_body(optional=True)
     get_tournament(tournament_id)
     s = session()
     s.rollback()  # hold no transaction (on SQLite: no lock) while the step runs
     try:
-        if step == "start":
-            report = service.start(app_object(), tournament_id)
-        elif step == "cancel":
-            service.cancel(app_object(), tournament_id)
-            report = service.AdvanceReport()
-        else:
-            report = service.advance(app_object(), tournament_id)
+        report = step(app_object(), tournament_id)
     except service.TournamentError as exc:
         raise ApiError(409, exc.code, str(exc)) from None
+    if report is None:  # cancel reports nothing
+        report = service.AdvanceReport()
     t = get_tournament(tournament_id)
     s.refresh(t)
     body = tournament_json(s, t)
@@ -389,32 +391,28 @@ def _operator_step(tournament_id: int, step: str) -> Response:
     return jsonify(body)
 
 
-@bp.post("/api/tournaments/<id:tournament_id>/start")
-@limited("admin")
-@idempotent
-@operation("Start (operator): seed by Elo, schedule, open round 1", STEP_ANSWERS, body=Empty,
-           body_required=False, auth="admin", errors=STEP_ERRORS)
-def start(tournament_id: int) -> Response:
-    return _operator_step(tournament_id, "start")
+def _add_operator_step_route(name: str, step: Step, summary: str) -> None:
+    """``POST /api/tournaments/<id>/<name>``: an operator's call (admin token, counted as
+    one, idempotent), documented with ``summary``, that runs ``step``.  The view's name,
+    hence its endpoint (``tournaments.<name>``), is ``name``."""
+
+    def view(tournament_id: int) -> Response:
+        return _run_operator_step(tournament_id, step)
+
+    view.__name__ = view.__qualname__ = name
+    documented = operation(summary, STEP_ANSWERS, body=Empty, body_required=False,
+                           auth="admin", errors=STEP_ERRORS)(view)
+    bp.post(f"/api/tournaments/<id:tournament_id>/{name}")(
+        limited("admin")(idempotent(documented)))
 
 
-@bp.post("/api/tournaments/<id:tournament_id>/advance")
-@limited("admin")
-@idempotent
-@operation("Run the idempotent advance step now (operator; the workers and the "
-           "clock run it anyway)", STEP_ANSWERS, body=Empty,
-           body_required=False, auth="admin", errors=STEP_ERRORS)
-def advance(tournament_id: int) -> Response:
-    return _operator_step(tournament_id, "advance")
-
-
-@bp.post("/api/tournaments/<id:tournament_id>/cancel")
-@limited("admin")
-@idempotent
-@operation("Cancel (operator); matches already queued still play", STEP_ANSWERS, body=Empty,
-           body_required=False, auth="admin", errors=STEP_ERRORS)
-def cancel(tournament_id: int) -> Response:
-    return _operator_step(tournament_id, "cancel")
+_add_operator_step_route("start", service.start,
+                         "Start (operator): seed by Elo, schedule, open round 1")
+_add_operator_step_route("advance", service.advance,
+                         "Run the idempotent advance step now (operator; the workers and the "
+                         "clock run it anyway)")
+_add_operator_step_route("cancel", service.cancel,
+                         "Cancel (operator); matches already queued still play")
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/standings")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import io
 import zipfile
+from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from arena import jobs
 from arena.models import Match
@@ -37,6 +38,29 @@ def archived_logs(client: FlaskClient, tournament_id: int) -> set[str]:
     assert r.status_code == 200
     with zipfile.ZipFile(io.BytesIO(r.data)) as z:
         return {n.rsplit("/", 1)[-1] for n in z.namelist() if "/logs/" in n}
+
+
+def blobs_read(app: Flask, client: FlaskClient, tournament_id: int) -> set[int]:
+    """The matches whose stored log the archive's request reads from the database: each
+    statement it sends that selects ``log_gz`` is run again as sent (same SQL, same
+    parameters), and the ``match_id`` of every row it returns is collected."""
+    engine = get_db(app).engine
+    sent: list[tuple[str, Any]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+               executemany: bool) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "log_gz" in statement:
+            sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        assert client.get(f"/api/tournaments/{tournament_id}/archive").status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(sent) == 1, sent  # the logs are read in one statement
+    with engine.connect() as conn:
+        result = conn.exec_driver_sql(*sent[0])
+        return {row._mapping["match_id"] for row in result}
 
 
 def call_matches(client: FlaskClient, bot_id: int, token: str) -> set[int]:
@@ -73,6 +97,7 @@ def test_a_finished_rotation_keeps_its_deals_secret_until_its_siblings_finish(
     assert 'data-test="deals-in-play"' in page and f"seed {seed}" not in page
     assert "replay.json" not in page and "download-json" not in page
     assert f"match-{first}.json" not in archived_logs(client, tid)
+    assert first not in blobs_read(app, client, tid)  # not even read, then dropped
     assert first not in call_matches(client, bot_id, token)
 
     for m in siblings[:-1]:
@@ -87,4 +112,5 @@ def test_a_finished_rotation_keeps_its_deals_secret_until_its_siblings_finish(
     page = client.get(f"/matches/{first}").get_data(as_text=True)
     assert 'data-test="deals-in-play"' not in page and f"seed {seed}" in page
     assert archived_logs(client, tid) == {f"match-{m}.json" for m in [first, *siblings]}
+    assert blobs_read(app, client, tid) == {first, *siblings}
     assert call_matches(client, bot_id, token) == {first, *siblings}
