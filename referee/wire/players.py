@@ -45,7 +45,8 @@ class Reply:
     ``fault`` is a :class:`~referee.wire.httpbot.Fault` value (``"timeout"``, ``"connection"``, ...)
     or :data:`EXCEPTION`; ``latency_s`` is the wall time the call took.  ``body`` is the raw
     answer of an HTTP bot when a whole one arrived in time (empty otherwise; a caller that
-    keeps it bounds it), never part of a match record.
+    keeps it bounds it), never part of a match record.  ``status`` is the HTTP status of the
+    answer, when one came.
     """
 
     data: dict[str, Any] | None
@@ -53,6 +54,7 @@ class Reply:
     fault: str | None = None
     detail: str = ""
     body: bytes = b""
+    status: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,7 +63,8 @@ class Reply:
     @classmethod
     def from_call(cls, result: CallResult) -> Reply:
         fault = result.fault.value if result.fault is not None else None
-        return cls(result.data, result.latency_s, fault, result.detail, result.body)
+        return cls(result.data, result.latency_s, fault, result.detail, result.body,
+                   result.status)
 
 
 class Player(ABC):
@@ -143,7 +146,7 @@ class HttpPlayer(Player):
         if not reply.detail:
             return reply
         return Reply(reply.data, reply.latency_s, reply.fault, self.scrub(reply.detail),
-                     reply.body)
+                     reply.body, reply.status)
 
     def describe(self, deadline_s: float) -> Reply:
         return self._reply(self.client.get("/", deadline_s))
