@@ -347,7 +347,11 @@ def play(app: Flask, match_id: int, hb: _HasLost,
         rules = find_ruleset(match.ruleset)
         seed, deals, limits = match.seed, match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
-    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label)
+    # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
+    # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
+    error_body = int(app.config["BOT_CALLS_ANSWER_MAX"]) + 1 if calls is not None else 0
+    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label,
+                                        error_body_max=error_body)
                              for url, secret, label in sitting]
     if calls is not None:  # each seat's raw answers, for its owner (arena.calls)
         players = calls.wrap(players, bot_ids)
