@@ -302,7 +302,9 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
                 select(func.count()).select_from(TournamentMatch)
                 .where(TournamentMatch.table_id == link.table_id)) or 0)
             rules = find_ruleset(match.ruleset)
-            start = {"match_id": match_id, "ruleset": match.ruleset, "players": rules.players,
+            # ``state``: what the match page's badge shows from now on (static/replay.js).
+            start = {"match_id": match_id, "state": "running", "ruleset": match.ruleset,
+                     "players": rules.players,
                      "deals": match.deals, "attempt": match.attempts,
                      "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
                                for x in seats]}
