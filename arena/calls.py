@@ -9,12 +9,13 @@ What bot authors ask an arena for most is the input that broke their bot.  Two s
 * **The raw answer** is not in a log (a log keeps the move played and the fault), so each
   match records it: :class:`CallRecorder` wraps the match's players, keeps each seat's last
   ``BOT_CALLS_KEPT`` calls in memory while the match runs (answer cut to
-  ``BOT_CALLS_ANSWER_MAX`` bytes), and when the match has finished pushes them to the
-  bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>`` (newest first, trimmed to
-  ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the last push).  Only finished
-  matches are pushed, so every call shown has its log and its exact request; an attempt that
-  was abandoned and replayed elsewhere pushes nothing.  It is debugging data: losing Redis
-  loses it, and nothing else depends on it.
+  ``BOT_CALLS_ANSWER_MAX`` bytes; of a non-2xx answer, such as a 500 with the bot's
+  traceback, the referee reads only that much of the body), and when the match has
+  finished pushes them to the bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>``
+  (newest first, trimmed to ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the
+  last push).  Only finished matches are pushed, so every call shown has its log and its
+  exact request; an attempt that was abandoned and replayed elsewhere pushes nothing.  It
+  is debugging data: losing Redis loses it, and nothing else depends on it.
 
 :func:`last_calls` joins the two for the page ``/bots/<id>/calls`` (the owner signed in on
 this browser: :mod:`arena.owners`) and ``GET /api/bots/<id>/calls`` (the owner token).
@@ -37,6 +38,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
 from referee.game.cards import move_id
+from referee.runner.faults import plain_fault
 from referee.runner.match import FORFEITED, TurnRecord
 from referee.runner.requests import move_requests
 from referee.wire.players import Player, Reply
@@ -163,11 +165,16 @@ class CallRecorder:
 
     def _call(self, match_id: int, turn: TurnRecord, kept: bytes, size: int,
               at: float) -> Call:
+        answer = kept.decode("utf-8", "replace")
+        if turn.fault is not None:
+            # A refused answer (a 500's traceback, a body that is not JSON) is scrubbed like
+            # every fault text: it may echo the bot's URL or an address (referee.wire.redact).
+            answer = self.players[turn.seat].scrub(answer)
         return Call(
             match_id=match_id, deal=turn.deal, turn=turn.turn, seat=turn.seat,
             at=dt.datetime.fromtimestamp(at, dt.UTC).isoformat(), latency_ms=turn.latency_ms,
             fault=turn.fault, detail=turn.detail, move=move_id(turn.move), say=turn.say,
-            answer=kept.decode("utf-8", "replace"), answer_bytes=size,
+            answer=answer, answer_bytes=size,
             answer_truncated=size > len(kept))
 
     def flush(self, match_id: int) -> None:
@@ -236,6 +243,8 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
     out = []
     for c in calls:
         name, reason = verdict(c.fault)
-        out.append({**asdict(c), "verdict": name, "reason": reason,
+        # In words also when kept before the referee wrote them so (plain_fault).
+        out.append({**asdict(c), "detail": plain_fault(c.fault, c.detail),
+                    "verdict": name, "reason": reason,
                     "request": requests.get((c.match_id, c.deal, c.turn))})
     return out

@@ -141,7 +141,8 @@ class Defaults:
     BOT_CALLS_TTL_S: float = 7 * 24 * 3600.0
     """How long a bot's kept calls live in Redis after its last finished match."""
     BOT_CALLS_ANSWER_MAX: int = 2000
-    """Bytes of each raw answer kept for the owner's view (the rest is cut off)."""
+    """Bytes of each raw answer kept for the owner's view (the rest is cut off); of a non-2xx
+    answer (a 500's traceback) the referee reads only that much of the body."""
     HEALTH_DEADLINE_MS: int = 2000
     """Deadline of the probe ``POST /move`` of a health check."""
     HEALTH_DESCRIBE_DEADLINE_MS: int = 3000

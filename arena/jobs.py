@@ -302,7 +302,9 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
                 select(func.count()).select_from(TournamentMatch)
                 .where(TournamentMatch.table_id == link.table_id)) or 0)
             rules = find_ruleset(match.ruleset)
-            start = {"match_id": match_id, "ruleset": match.ruleset, "players": rules.players,
+            # ``state``: what the match page's badge shows from now on (static/replay.js).
+            start = {"match_id": match_id, "state": "running", "ruleset": match.ruleset,
+                     "players": rules.players,
                      "deals": match.deals, "attempt": match.attempts,
                      "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
                                for x in seats]}
@@ -347,7 +349,11 @@ def play(app: Flask, match_id: int, hb: _HasLost,
         rules = find_ruleset(match.ruleset)
         seed, deals, limits = match.seed, match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
-    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label)
+    # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
+    # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
+    error_body = int(app.config["BOT_CALLS_ANSWER_MAX"]) + 1 if calls is not None else 0
+    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label,
+                                        error_body_max=error_body)
                              for url, secret, label in sitting]
     if calls is not None:  # each seat's raw answers, for its owner (arena.calls)
         players = calls.wrap(players, bot_ids)

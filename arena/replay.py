@@ -13,6 +13,7 @@ from typing import Any
 from referee.game.cards import mask_texts, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext
+from referee.runner.faults import plain_fault
 
 
 def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
@@ -64,7 +65,7 @@ def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
             "legal": t["legal"],
             "latency_ms": t["latency_ms"],
             "fault": t["fault"],
-            "detail": t["detail"],
+            "detail": plain_fault(t["fault"], t["detail"]),
             "say": t["say"],
             "bank_ms": t["bank_ms"],
             "hands": [mask_texts(h) for h in deal.hands],

@@ -5,8 +5,8 @@ Each match has one Redis stream, ``<QUEUE_NAME>:live:match:<id>``: its events in
 feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 ``LIVE_STREAM_TTL_S`` after its last event.  Event types:
 
-``start``     the seats (arena names and bot ids), rule set, deals; a retried match starts
-              again with a new ``start`` (viewers begin afresh)
+``start``     the seats (arena names and bot ids), rule set, deals, ``state`` (``running``);
+              a retried match starts again with a new ``start`` (viewers begin afresh)
 ``deal``      a deal begins: card counts, who leads (:func:`referee.game.spectator.deal_started`)
 ``turn``      one turn, public part only (:func:`referee.game.spectator.turn_played`)
 ``deal_end``  the outcome, the totals and, when it is safe, the deal's full replay frames

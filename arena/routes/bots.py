@@ -18,6 +18,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from referee.runner.faults import plain_items
+
 from .. import bots as bot_service
 from .. import idempotency, owners
 from ..charts import rating_chart
@@ -289,7 +291,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
         result = x.match.result
         if result is None:
             continue
-        for st in result.totals.get("strikes", []):
+        for st in plain_items(result.totals.get("strikes", []), "reason"):
             if st["seat"] == x.seat:
                 reasons[st["reason"]] += 1
                 strikes.append({**st, "match_id": x.match_id})

@@ -28,6 +28,7 @@ from sqlalchemy.orm import joinedload, selectinload
 
 from referee import preset_names
 from referee.runner import log as referee_log
+from referee.runner.faults import plain_items, plain_log
 from referee.runner.match import Limits
 
 from .. import deal_secrecy, idempotency
@@ -203,9 +204,10 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
             out["seed"] = m.seed
         if m.result is not None:
             totals = m.result.totals
-            out["strikes"] = totals.get("strikes", [])
+            # In words also when stored before the referee wrote them so (plain_items).
+            out["strikes"] = plain_items(totals.get("strikes", []), "reason")
             out["forfeits"] = totals.get("forfeits", [])
-            out["notes"] = totals.get("notes", [])
+            out["notes"] = plain_items(totals.get("notes", []), "fault")
             events = session().scalars(
                 select(RatingEvent).where(RatingEvent.match_id == m.id)
                 .order_by(RatingEvent.bot_id)).all()
@@ -270,8 +272,9 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
     totals = m.result.totals if m.result is not None else {}
     return render_template("match.html", m=m, link=link, tournament=tournament,
                            secret=deal_secrecy.deals_secret(s, m),
-                           events=events, strikes=totals.get("strikes", []),
-                           notes=totals.get("notes", []),
+                           events=events,
+                           strikes=plain_items(totals.get("strikes", []), "reason"),
+                           notes=plain_items(totals.get("notes", []), "fault"),
                            standings=sorted(m.seats, key=lambda x: (x.rank or 99, x.seat)))
 
 
@@ -395,12 +398,13 @@ def match_log(match_id: int) -> Response:
         raise ApiError(409, "not_finished", f"match {match_id} is {match.state}; "
                        "its log exists once it has finished")
     refuse_while_deals_in_play(match.id)
-    text = gzip.decompress(result.log_gz).decode()
+    # Fault details in words, also in a log stored before the referee wrote them so; the
+    # document is otherwise as stored (it verifies: details are not compared).
+    doc = plain_log(json.loads(gzip.decompress(result.log_gz)))
     if fmt == "json":
-        resp = Response(text, mimetype="application/json")
+        resp = Response(json.dumps(doc, separators=(",", ":")), mimetype="application/json")
     else:
-        resp = Response(referee_log.dumps(json.loads(text), lines=True),
-                        mimetype="application/x-ndjson")
+        resp = Response(referee_log.dumps(doc, lines=True), mimetype="application/x-ndjson")
     ext = "json" if fmt == "json" else "jsonl"
     resp.headers["Content-Disposition"] = f'attachment; filename="match-{match_id}.{ext}"'
     return resp

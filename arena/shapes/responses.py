@@ -92,8 +92,9 @@ class BotCall(Answer):
     move: str = Field(description="the move played (the default move after a fault)")
     say: str | None
     answer: str = Field(description="the raw answer body as the bot sent it (UTF-8, its "
-                        "first BOT_CALLS_ANSWER_MAX bytes; empty when no whole answer "
-                        "arrived in time)")
+                        "first BOT_CALLS_ANSWER_MAX bytes, also of a non-2xx answer such "
+                        "as a 500's traceback; a refused answer scrubbed of the bot's URL "
+                        "and addresses; empty when no answer body arrived in time)")
     answer_bytes: int = Field(ge=0)
     answer_truncated: bool
     request: dict[str, Any] | None = Field(description="the exact /move body the bot was "

@@ -232,12 +232,31 @@
     if (status) { status.textContent = text; status.setAttribute("data-state", state); }
     root.setAttribute("data-live", state);
   }
+  // The heading's state badge follows the match: "running" from its start event, its final
+  // state from its end event, "queued" again when an attempt stopped (the match is played
+  // again).  Drawn as the server's state_badge macro draws it.
+  var badge = document.querySelector('[data-role="match-state"]');
+  function showState(state) {
+    if (!badge || !state || badge.getAttribute("data-state") === state) { return; }
+    var b = el("span", "badge badge-" + state);
+    if (state === "running") {
+      var pulse = el("span", "pulse");
+      pulse.setAttribute("aria-hidden", "true");
+      b.appendChild(pulse);
+    }
+    b.appendChild(document.createTextNode(state));
+    badge.textContent = "";
+    badge.appendChild(b);
+    badge.setAttribute("data-state", state);
+    root.setAttribute("data-state", state);
+  }
   function following() {  // the viewer is at the newest turn: keep it there
     return dealIdx === data.deals.length - 1 && turnIdx === data.deals[dealIdx].turns.length;
   }
   var live = {
     start: function (e) {
       var first = data === null;
+      showState(e.state || "running");
       data = { seats: e.seats, players: e.players, planned: e.deals, deals: [] };
       if (first) { wire(); }
       fillDeals();
@@ -276,9 +295,11 @@
     },
     end: function (e) {
       if (e.state === "stopped") {
+        showState("queued");
         say("interrupted: the match will be played again", "waiting");
         return;
       }
+      showState(e.state);
       say(e.state === "finished" ? "finished" : e.state, "over");
       var over = el("p", "live-over"), a = el("a", "", "The match is over: the full replay and its log");
       a.href = window.location.pathname;
@@ -294,6 +315,7 @@
         .then(function (r) { return r.json(); })
         .then(function (m) {
           if (m.state === "finished" || m.state === "failed") { window.location.reload(); return; }
+          showState(m.state);
           if (m.state === "running") { connect(); } else { poll(url); }
         })
         .catch(function () { poll(url); });

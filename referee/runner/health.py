@@ -34,8 +34,9 @@ from referee.game.state import Deal, DealContext
 from referee.wire.httpbot import DEFAULT_MAX_BODY, BotClient, CallResult, Fault
 from referee.wire.netguard import DEFAULT_POLICY, NetPolicy
 from referee.wire.players import EXCEPTION, HttpPlayer, LocalPlayer, Player, Reply
-from referee.wire.protocol import AnswerFault, check_description
+from referee.wire.protocol import check_description
 
+from .faults import ANSWER_TEXTS, plain_fault
 from .match import Limits, TurnRecord, deal_seed, run_match
 
 DEFAULT_OPPONENTS: tuple[tuple[str, str, str], ...] = (
@@ -146,25 +147,10 @@ def failure_reason(call: str, fault: str, detail: str, status: int | None,
     if fault in texts:
         return f"{call}: {texts[fault]}", False
     if fault in ANSWER_TEXTS:  # the detail is the referee's own words about the answer
-        return f"{call}: {ANSWER_TEXTS[fault]} ({detail[:160]})", False
+        return f"{call}: {plain_fault(fault, detail)}", False
     if fault == EXCEPTION:  # an in-process player: its own traceback summary
         return f"{call}: {detail[:200]}", False
     return f"{call}: the answer was refused ({fault.replace('_', ' ')})", False
-
-
-ANSWER_TEXTS: dict[str, str] = {
-    AnswerFault.NOT_AN_OBJECT.value: "the answer is not a JSON object",
-    AnswerFault.NO_MOVE.value: "the answer names no move",
-    AnswerFault.WRONG_TURN.value: "the answer is for another turn than the one asked",
-    AnswerFault.UNKNOWN_MOVE.value: "the answer's move id is not one of the request's "
-                                    "legal_moves",
-    AnswerFault.MALFORMED_CARDS.value: "the answer's cards are not written as the protocol "
-                                       "says (\"3D\", \"TS\", ...)",
-    AnswerFault.NOT_IN_HAND.value: "the answer plays cards the bot does not hold",
-    AnswerFault.ILLEGAL.value: "the answer's cards are not a legal play now",
-}
-"""Each refused ``/move`` answer in the bot author's words (the protocol's fault codes,
-:class:`referee.wire.protocol.AnswerFault`, are for logs and programs)."""
 
 
 class _ProbeOverError(Exception):

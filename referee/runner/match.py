@@ -48,8 +48,7 @@ from referee.wire.protocol import (
     start_request,
 )
 
-FORFEITED = "forfeited"
-"""The ``fault`` of a turn played by the referee for a seat that has forfeited (no strike)."""
+from .faults import BAD_DESCRIPTION, FORFEITED, plain_fault
 
 
 @dataclass(frozen=True)
@@ -326,7 +325,8 @@ def _scrubbed(player: Player, reply: Reply) -> Reply:
     it propagates."""
     if not reply.detail:
         return reply
-    return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail), reply.body)
+    return Reply(reply.data, reply.latency_s, reply.fault, player.scrub(reply.detail), reply.body,
+                 reply.status)
 
 
 class _Match:
@@ -360,8 +360,10 @@ class _Match:
 
     # --- courtesy calls ----------------------------------------------------------------
     def _note(self, seat: int, call: str, reply: Reply) -> None:
+        fault = reply.fault or ""
         self.record.notes.append(
-            CallNote(seat, call, reply.fault or "", reply.detail, round(reply.latency_s * 1e3, 3))
+            CallNote(seat, call, fault, plain_fault(fault, reply.detail, reply.status),
+                     round(reply.latency_s * 1e3, 3))
         )
 
     def identify(self) -> None:
@@ -376,7 +378,7 @@ class _Match:
                 )
                 continue
             if reply.ok:
-                reply = Reply(None, reply.latency_s, "bad_description", problem or "")
+                reply = Reply(None, reply.latency_s, BAD_DESCRIPTION, problem or "")
             self._note(seat, "describe", reply)
             self.record.seats.append(BotIdentity(seat, f"seat {seat}", player=player.label))
 
@@ -501,6 +503,9 @@ class _Match:
             elif answer.move is not None:
                 move = answer.move
         if fault is not None:
+            # The record keeps the fault's code and its sentence, never the caller's own
+            # texts (exception names, addresses): see referee.runner.faults.
+            detail = plain_fault(fault, detail, reply.status)
             move = default_move(deal, legal)
             self.strike(seat, index, turn, fault, detail)
         deal.push(move)

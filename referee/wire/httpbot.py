@@ -62,7 +62,9 @@ Thread- and fork-safety: calls on one client may run in parallel threads (each
 holds its connection exclusively); after ``fork()`` a child forgets the idle
 connections it inherited instead of sharing them with its parent.
 
-Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only, at most
+Other rules: no redirects (a 3xx is a ``REDIRECT`` fault), 2xx only (of any other status
+the first ``error_body_max`` bytes of the body are read, within the same deadline, and kept
+in the result: a bot's 500 traceback is what its author needs to see), at most
 :data:`MAX_HEADERS` response headers of at most 16 KiB in all, bodies capped at
 ``max_body`` bytes (counted while reading, so a lying or missing
 ``Content-Length`` does not help) and the whole answer at ``8 * max_body`` plus
@@ -119,6 +121,7 @@ from referee.wire.netguard import (
 )
 
 __all__ = [
+    "DEFAULT_ERROR_BODY_MAX",
     "DEFAULT_MAX_BODY",
     "DEFAULT_USER_AGENT",
     "MAX_CONNECT_ATTEMPTS",
@@ -135,6 +138,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
+DEFAULT_ERROR_BODY_MAX: Final = 2048
+"""Bytes of a non-2xx answer's body kept by default (what its author needs to debug it)."""
 DEFAULT_USER_AGENT: Final = "BigTwoArena-Referee/0.1"
 SIGNATURE_HEADER: Final = "X-BigTwo-Signature"
 TIMESTAMP_HEADER: Final = "X-BigTwo-Timestamp"
@@ -185,8 +190,9 @@ class CallResult:
 
     ``status`` is the HTTP status when one was received.  ``latency_s`` runs
     from the start of the call to the end of the body (or the failure).  ``body`` is the
-    answer's body as received, when a whole one arrived in time (empty otherwise): what a
-    bot's author needs to see when it was not valid JSON (the arena shows it to the owner).
+    answer's body as received, when a whole one arrived in time, or the first
+    ``error_body_max`` bytes of a non-2xx answer's body (empty otherwise): what a bot's author
+    needs to see when it was not valid JSON or not a 2xx (the arena shows it to the owner).
     """
 
     ok: bool
@@ -253,9 +259,10 @@ def verify_signature(
 class _CallFaultError(Exception):
     """A classified bot fault raised inside an exchange and turned into a result."""
 
-    def __init__(self, fault: Fault, detail: str, status: int | None = None) -> None:
+    def __init__(self, fault: Fault, detail: str, status: int | None = None,
+                 body: bytes = b"") -> None:
         super().__init__(detail)
-        self.fault, self.detail, self.status = fault, detail, status
+        self.fault, self.detail, self.status, self.body = fault, detail, status, body
 
 
 class _StaleError(Exception):
@@ -433,7 +440,9 @@ class BotClient:
     :meth:`get` are appended to it.  ``policy`` decides which addresses may be
     reached (see :mod:`referee.wire.netguard`); ``resolver`` replaces the system
     resolver (tests, or a caching resolver); ``ca_bundle`` replaces the system
-    trust store for https (tests).  A malformed or refused URL does not raise
+    trust store for https (tests); ``error_body_max`` is how many bytes of a non-2xx
+    answer's body are read and kept (0: none, the call ends at the status line).  A
+    malformed or refused URL does not raise
     here: every call then returns a ``BAD_URL``/``REFUSED_ADDRESS`` fault, so a
     bad registration costs a bot its games, not the referee its loop.
 
@@ -451,12 +460,16 @@ class BotClient:
         resolver: Resolver | None = None,
         ca_bundle: str | None = None,
         pool_maxsize: int = 4,
+        error_body_max: int = DEFAULT_ERROR_BODY_MAX,
     ) -> None:
         if max_body < 0:
             raise ValueError("max_body must be >= 0")
+        if error_body_max < 0:
+            raise ValueError("error_body_max must be >= 0")
         self.base_url = base_url
         self.policy = policy
         self.max_body = max_body
+        self.error_body_max = min(error_body_max, max_body)
         self._secret = secret
         self._resolver = resolver
         self._ca_bundle = ca_bundle
@@ -552,10 +565,10 @@ class BotClient:
         try:
             status, raw = self._send_with_retry(request, deadline)
         except _CallFaultError as exc:
-            fault, detail, status_seen = exc.fault, exc.detail, exc.status
+            fault, detail, status_seen, error_body = exc.fault, exc.detail, exc.status, exc.body
         except (GuardError, OSError, h11.RemoteProtocolError) as exc:
             fault, detail = _classify(exc)
-            status_seen = None
+            status_seen, error_body = None, b""
         else:
             latency = time.monotonic() - start
             if latency > deadline_s:
@@ -571,7 +584,7 @@ class BotClient:
         if fault is Fault.TIMEOUT or latency > deadline_s:
             # Nothing read from a call cut off at its deadline is trusted.
             return _fail(Fault.TIMEOUT, f"no complete answer within {deadline_s:.3f}s", latency)
-        return _fail(fault, detail, latency, status_seen)
+        return _fail(fault, detail, latency, status_seen, error_body)
 
     def _request(self, method: str, target: str, body: bytes | None) -> _Request:
         """The bytes to send, and the h11 event that tells the parser what was sent.
@@ -742,6 +755,7 @@ class BotClient:
                 raise _StaleError from None
             raise
         status: int | None = None
+        error: int | None = None  # a non-2xx status: the first bytes of its body are read
         got_bytes = False
         eof = False
         chunks: list[bytes] = []
@@ -756,6 +770,8 @@ class BotClient:
             try:
                 event = machine.next_event()
             except h11.RemoteProtocolError as exc:
+                if error is not None:  # the status said it all: keep what came of the body
+                    raise self._status_fault(error, chunks) from None
                 if not eof:
                     detail = f"malformed HTTP: {exc}"
                     raise _CallFaultError(Fault.PROTOCOL, detail, status) from None
@@ -770,6 +786,8 @@ class BotClient:
                 except _STALE_ERRORS:
                     if reused and not got_bytes:
                         raise _StaleError from None
+                    if error is not None:
+                        raise self._status_fault(error, chunks) from None
                     raise
                 if data:
                     got_bytes = True
@@ -787,6 +805,12 @@ class BotClient:
             kind = type(event)
             if kind is h11.Data:
                 assert isinstance(event, h11.Data)
+                if error is not None:
+                    chunks.append(bytes(event.data))
+                    total += len(event.data)
+                    if total >= self.error_body_max:  # enough to show: the rest is not read
+                        raise self._status_fault(error, chunks)
+                    continue
                 total += len(event.data)
                 if total > limit:
                     raise _CallFaultError(
@@ -797,8 +821,14 @@ class BotClient:
                 assert isinstance(event, h11.Response)
                 status = event.status_code
                 self._check_head(event)
+                if not 200 <= status < 300:
+                    error = status
+                    if not self.error_body_max:
+                        raise self._status_fault(error, chunks)
             elif kind is h11.EndOfMessage:
                 assert status is not None
+                if error is not None:
+                    raise self._status_fault(error, chunks)
                 # A body read to EOF leaves h11 in DONE, but the connection is gone.
                 reusable = (
                     not eof and machine.our_state is h11.DONE and machine.their_state is h11.DONE
@@ -814,6 +844,8 @@ class BotClient:
                         Fault.PROTOCOL, f"more than {MAX_INFORMATIONAL} 1xx responses"
                     )
             else:  # ConnectionClosed before the end of the message; h11 raises for that
+                if error is not None:
+                    raise self._status_fault(error, chunks)
                 raise _CallFaultError(Fault.CONNECTION, "connection closed", status)
 
     def _check_head(self, response: h11.Response) -> None:
@@ -828,7 +860,7 @@ class BotClient:
                 Fault.REDIRECT, f"HTTP {status} redirect to {shown!r} not followed", status
             )
         if not 200 <= status < 300:
-            raise _CallFaultError(Fault.HTTP_STATUS, f"HTTP {status}", status)
+            return  # its body's first bytes are read (see _exchange_on)
         for name, value in headers:
             if name == b"content-length" and int(value) > self.max_body:
                 raise _CallFaultError(
@@ -836,6 +868,12 @@ class BotClient:
                     f"Content-Length {int(value)} exceeds {self.max_body} bytes",
                     status,
                 )
+
+
+    def _status_fault(self, status: int, chunks: list[bytes]) -> _CallFaultError:
+        """The ``HTTP_STATUS`` fault of a non-2xx answer, with its body's first bytes."""
+        body = b"".join(chunks)[: self.error_body_max]
+        return _CallFaultError(Fault.HTTP_STATUS, f"HTTP {status}", status, body)
 
 
 def _classify(exc: BaseException) -> tuple[Fault, str]:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .httpbot import DEFAULT_MAX_BODY, BotClient, CallResult, Fault
+from .httpbot import DEFAULT_ERROR_BODY_MAX, DEFAULT_MAX_BODY, BotClient, CallResult, Fault
 from .netguard import DEFAULT_POLICY, NetPolicy
 from .protocol import PROTOCOL_VERSION
 from .redact import UrlRedactor, scrub_generic
@@ -44,8 +44,9 @@ class Reply:
 
     ``fault`` is a :class:`~referee.wire.httpbot.Fault` value (``"timeout"``, ``"connection"``, ...)
     or :data:`EXCEPTION`; ``latency_s`` is the wall time the call took.  ``body`` is the raw
-    answer of an HTTP bot when a whole one arrived in time (empty otherwise; a caller that
-    keeps it bounds it), never part of a match record.
+    answer of an HTTP bot when a whole one arrived in time, or the first bytes of a non-2xx
+    answer's body (empty otherwise; a caller that keeps it bounds it), never part of a match
+    record.  ``status`` is the HTTP status of the answer, when one came.
     """
 
     data: dict[str, Any] | None
@@ -53,6 +54,7 @@ class Reply:
     fault: str | None = None
     detail: str = ""
     body: bytes = b""
+    status: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,7 +63,8 @@ class Reply:
     @classmethod
     def from_call(cls, result: CallResult) -> Reply:
         fault = result.fault.value if result.fault is not None else None
-        return cls(result.data, result.latency_s, fault, result.detail, result.body)
+        return cls(result.data, result.latency_s, fault, result.detail, result.body,
+                   result.status)
 
 
 class Player(ABC):
@@ -115,7 +118,8 @@ class HttpPlayer(Player):
 
     ``secret`` signs every request (see :mod:`referee.wire.httpbot`); ``policy`` says which
     addresses may be reached (the default allows public addresses only); ``label`` names the
-    seat in the match record.  Every :class:`Reply` it returns has its detail scrubbed of the
+    seat in the match record; ``error_body_max`` how much of a non-2xx answer's body is kept
+    (:class:`BotClient`).  Every :class:`Reply` it returns has its detail scrubbed of the
     URL (a second line: the client builds its own texts without path or query, but a detail
     may still name the host or an address).
     """
@@ -129,11 +133,13 @@ class HttpPlayer(Player):
         max_body: int = DEFAULT_MAX_BODY,
         client: BotClient | None = None,
         label: str | None = None,
+        error_body_max: int = DEFAULT_ERROR_BODY_MAX,
     ) -> None:
         self.url = url
         self.label = label
         self._redactor = UrlRedactor([url])
-        self.client = client or BotClient(url, secret=secret, policy=policy, max_body=max_body)
+        self.client = client or BotClient(url, secret=secret, policy=policy, max_body=max_body,
+                                          error_body_max=error_body_max)
 
     def scrub(self, text: str) -> str:
         return self._redactor.scrub(text)
@@ -143,7 +149,7 @@ class HttpPlayer(Player):
         if not reply.detail:
             return reply
         return Reply(reply.data, reply.latency_s, reply.fault, self.scrub(reply.detail),
-                     reply.body)
+                     reply.body, reply.status)
 
     def describe(self, deadline_s: float) -> Reply:
         return self._reply(self.client.get("/", deadline_s))

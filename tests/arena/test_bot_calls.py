@@ -31,6 +31,7 @@ from referee.game.cards import mask_texts, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext
 
+from .brokenbot import SECRET_PATH, broken_bot
 from .conftest import ADMIN, register
 
 GARBAGE = b"<script>alert('owned')</script>"
@@ -357,3 +358,58 @@ def test_the_calls_cost_a_fixed_number_of_statements(
     assert page.status_code == 200 and answer.status_code == 200
     assert len(answer.get_json()["items"]) > 10  # many calls listed, from one match log
     assert page_statements <= 4 and json_statements <= 4, (page_statements, json_statements)
+
+
+def test_the_owner_sees_the_first_bytes_of_a_500_scrubbed_and_escaped(
+        app: Flask, client: FlaskClient, sample_bots: dict[str, str]) -> None:
+    """A bot answering 500 with its traceback: its owner's calls show the body's first
+    ``BOT_CALLS_ANSWER_MAX`` bytes (cut, and said so), without the bot's URL or address,
+    escaped on the page; nobody else sees them, and no public page does."""
+    with broken_bot() as bot:
+        bot_id, token = register(client, "broken", bot.url)
+        others = [register(client, n, sample_bots[n]) for n in ("random", "greedy", "planner")]
+
+        def play(seed: int) -> int:
+            with get_db(app).begin() as s:
+                bots = [s.get(Bot, b) for b in [bot_id, *(o[0] for o in others)]]
+                match = create_match(s, bots=[b for b in bots if b is not None],
+                                     ruleset="standard", deals=2,
+                                     limits=default_limits(app.config), kind="admin",
+                                     seed=seed)
+                match_id = match.id
+            with app.app_context():
+                assert jobs.play_match(match_id) == "finished"
+            return match_id
+
+        app.config["BOT_CALLS_ANSWER_MAX"] = 120
+        first = play(9)
+        app.config["BOT_CALLS_ANSWER_MAX"] = 2000  # the operator's choice: the whole body
+        second = play(10)
+        full = bot.traceback().decode()
+    items = calls_json(client, bot_id, token).get_json()["items"]
+    cut = next(c for c in items if c["fault"] == "http_status" and c["match_id"] == first)
+    assert cut["verdict"] == "no answer" and cut["detail"].startswith("answered HTTP 500")
+    assert cut["answer"].startswith("Traceback (most recent call last):")
+    assert len(cut["answer"].encode()) <= 120 and cut["answer_truncated"]
+    c = next(x for x in items if x["fault"] == "http_status" and x["match_id"] == second)
+    assert "ZeroDivisionError: division by zero <script>alert(1)</script>" in c["answer"]
+    assert not c["answer_truncated"]
+    # Scrubbed like every fault text: the URL the traceback names is gone.
+    assert SECRET_PATH in full and SECRET_PATH not in c["answer"]
+    assert "127.0.0.1" not in c["answer"] and "[redacted]" in c["answer"]
+    # Garbage keeps its body; a reset has none.
+    assert any(x["fault"] == "not_json" and x["answer"] == "<html>oops</html>" for x in items)
+    assert all(x["answer"] == "" for x in items if x["fault"] == "connection")
+    assert sign_in(client, bot_id, token).status_code == 303
+    page = client.get(f"/bots/{bot_id}/calls").get_data(as_text=True)
+    assert "ZeroDivisionError: division by zero &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert(1)" not in page and SECRET_PATH not in page
+    # Owner only: another bot's token, the operator's, none; and no public page shows it.
+    assert calls_json(client, bot_id, others[0][1]).status_code == 403
+    assert calls_json(client, bot_id, ADMIN).status_code == 403
+    assert calls_json(client, bot_id, None).status_code == 401
+    stranger = app.test_client()
+    assert stranger.get(f"/bots/{bot_id}/calls").status_code == 403
+    for path in (f"/matches/{second}", f"/api/matches/{second}", f"/bots/{bot_id}",
+                 f"/matches/{second}/replay.json", f"/api/matches/{second}/log"):
+        assert "ZeroDivisionError" not in stranger.get(path).get_data(as_text=True), path

@@ -116,6 +116,8 @@ def test_a_spectator_watches_a_real_match_and_sees_no_hidden_card(
     log = client.get(f"/api/matches/{match_id}/log").get_json()
     kinds = [e.event for e in events]
     assert kinds[0] == "start" and kinds[-1] == "end"
+    # The states the match page's badge follows (static/replay.js): running, then finished.
+    assert events[0].json["state"] == "running"
     assert events[-1].json["state"] == "finished"
     assert events[-1].json["totals"] == log["result"]["totals"]
     assert kinds.count("deal") == kinds.count("deal_end") == 2

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import random
+import re
 import threading
 
 from flask import Flask
@@ -17,8 +19,10 @@ from arena.models import Bot, Match, MatchResult, Rating, RatingEvent, utcnow
 from arena.ratings import check
 from arena.storage import get_db
 from referee.runner import log as referee_log
+from referee.runner.faults import plain_fault
 
-from .conftest import admin_headers, both_backends, wait_for
+from .brokenbot import SECRET_PATH, broken_bot
+from .conftest import admin_headers, both_backends, register, wait_for
 
 
 def counts(app: Flask, match_id: int) -> tuple[int, int]:
@@ -218,3 +222,42 @@ def test_concurrent_finishes_keep_ratings_equal_to_the_recompute(
     with get_db(app).begin() as s:
         assert check(s, "classic", initial=1500.0, k=32.0) == []
         assert sum(r.games for r in s.scalars(select(Rating))) == 8 * 4
+
+
+# --- strike details in words -------------------------------------------------------------------
+
+EXCEPTION_TEXT = re.compile(r"\w+Error\b|Errno|\w+Exception\b|Traceback")
+"""What the HTTP caller's own texts and a bot's traceback look like (class names, errno)."""
+
+
+def test_strikes_read_in_words_on_every_public_channel(
+        app: Flask, client: FlaskClient, sample_bots: dict[str, str]) -> None:
+    """A real match against a bot that answers 500 (a traceback), resets the connection and
+    answers garbage: the match page, the match API, the replay, the log and the bot's page
+    (its strikes) say what went
+    wrong in words (referee.runner.faults), with no exception class name, address or URL."""
+    with broken_bot() as bot:
+        broken, _ = register(client, "broken", bot.url)
+        others = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
+        match_id = new_match(app, [broken, *others], deals=2)
+        with app.app_context():
+            assert jobs.play_match(match_id) == "finished"
+    m = client.get(f"/api/matches/{match_id}").get_json()
+    mine = [s for s in m["strikes"] if s["seat"] == 0]
+    words = {s["reason"]: s["detail"] for s in mine}
+    assert words == {"http_status": "answered HTTP 500; a 200 with a JSON object is expected",
+                     "connection": plain_fault("connection"), "not_json": plain_fault("not_json")}
+    assert words["connection"].startswith("no HTTP answer")
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    for sentence in words.values():
+        assert html.escape(sentence, quote=True) in page or sentence in page, sentence
+    replay = client.get(f"/matches/{match_id}/replay.json").get_json()
+    turns = [t for d in replay["deals"] for t in d["turns"] if t["fault"] in words]
+    assert turns and all(t["detail"] == words[t["fault"]] for t in turns)
+    log = client.get(f"/api/matches/{match_id}/log").get_data(as_text=True)
+    assert referee_log.verify(json.loads(log)).ok
+    bot_page = client.get(f"/bots/{broken}").get_data(as_text=True)  # its strikes table
+    assert html.escape(words["connection"], quote=True) in bot_page
+    for text in (json.dumps(m), page, json.dumps(replay), log, bot_page):
+        assert not EXCEPTION_TEXT.search(text), EXCEPTION_TEXT.search(text)
+        assert SECRET_PATH not in text and "127.0.0.1" not in text

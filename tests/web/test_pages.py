@@ -363,9 +363,14 @@ def test_a_running_match_is_watched_live_turn_by_turn(
         match_id = r.get_json()["id"]
         page.goto(f"{live_server}/matches/{match_id}")  # queued: it waits for the start
         page.evaluate("window.__no_reload = 'still the same page'")
+        badge = page.locator("h1 [data-role=match-state]")  # follows the match's state
+        expect(badge).to_have_attribute("data-state", "queued")
+        expect(badge.locator(".badge")).to_have_text("queued")
         start_worker()
         replay = page.locator("#replay")
         expect(replay).to_have_attribute("data-live", "live", timeout=60_000)
+        expect(badge).to_have_attribute("data-state", "running", timeout=60_000)
+        expect(badge.locator(".badge.badge-running")).to_have_text("running")
         expect(replay).to_have_attribute("data-turn", re.compile(r"^([3-9]|\d\d+)$"),
                                          timeout=60_000)
         first = int(replay.get_attribute("data-turn") or 0)
@@ -382,6 +387,8 @@ def test_a_running_match_is_watched_live_turn_by_turn(
         page.click("[data-role=first]")
         assert page.locator(".felt .seat > .cards .card:not(.back)").count() == 52
         expect(replay).to_have_attribute("data-over", "true", timeout=120_000)
+        expect(badge.locator(".badge.badge-finished")).to_have_text("finished")
+        assert badge.locator(".pulse").count() == 0
         assert page.evaluate("window.__no_reload") == "still the same page"
         page.click("[data-role=over] a")
         page.wait_for_selector("#replay[data-ready=true]")  # the finished match's replay

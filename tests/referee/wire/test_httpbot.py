@@ -276,6 +276,40 @@ def test_fault(make: Callable[[], bb.Behaviour], fault: Fault) -> None:
     assert elapsed < AMPLE / 2  # the fault ended the call, not the deadline
 
 
+TRACEBACK = (b"Traceback (most recent call last):\n  File \"bot.py\", line 12, in move\n"
+             b"ZeroDivisionError: division by zero\n")
+
+
+def test_a_non_2xx_answer_keeps_the_first_bytes_of_its_body() -> None:
+    """A bot's 500 traceback is what its author needs: the first ``error_body_max`` bytes
+    of the body come back with the fault (the rest is not read), and none without it."""
+    padded = TRACEBACK + b"x" * 5000
+    answer = bb.response_bytes(padded, "500 Internal Server Error", content_type="text/plain")
+    result, _, _ = call_once(bb.raw_answer(answer), deadline=AMPLE, error_body_max=100)
+    assert result.fault is Fault.HTTP_STATUS and result.status == 500
+    assert result.body == padded[:100] and result.detail == "HTTP 500"
+    short = bb.response_bytes(TRACEBACK, "404 Not Found", content_type="text/plain")
+    result, _, _ = call_once(bb.raw_answer(short), deadline=AMPLE)
+    assert result.fault is Fault.HTTP_STATUS and result.body == TRACEBACK  # the default cap
+    result, _, _ = call_once(bb.raw_answer(short), deadline=AMPLE, error_body_max=0)
+    assert result.fault is Fault.HTTP_STATUS and result.body == b""
+
+
+def test_a_non_2xx_answer_cut_short_is_still_its_status() -> None:
+    """A 500 whose connection closes in the middle of its body is still an HTTP 500, with
+    what came of the body (as before the body was read: the status decides the fault)."""
+    def half(conn: socket.socket, bot: bb.BadBot) -> None:
+        if bb.read_request(conn, bytearray()) is None:
+            return
+        conn.sendall(bb.response_bytes(TRACEBACK, "500 Internal Server Error",
+                                       content_length=len(TRACEBACK) + 500))
+        conn.shutdown(socket.SHUT_RDWR)
+
+    result, _, _ = call_once(half, deadline=AMPLE)
+    assert result.fault is Fault.HTTP_STATUS and result.status == 500
+    assert result.body == TRACEBACK
+
+
 def test_redirect_is_never_followed(redirect_trap: bb.BadBot) -> None:
     before = redirect_trap.connections
     result, _, _ = call_once(_redirect_behaviour(), deadline=AMPLE)
