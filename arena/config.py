@@ -262,6 +262,11 @@ class Defaults:
     process empties its cache at once.  0: off."""
     READ_CACHE_MAX_BYTES: int = 64 * 2**20
     """Memory each web process may use for those answers (the newest are kept)."""
+    READ_CACHE_SHARED: bool = True
+    """Whether web processes also keep their renders in Redis for each other
+    (:mod:`arena.sharedcache`): one render per URL per ``READ_CACHE_S`` for the whole
+    deployment instead of one per process, within the same bound; a write through any
+    process makes every earlier render stale at once."""
     TOURNAMENT_PAGE_TABLES: int = 16
     """Tables of one round drawn on a tournament page or its live fragment; larger rounds
     are paginated (``?round=N&tables=PAGE``) so a 256-entrant page stays small."""

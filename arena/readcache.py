@@ -33,6 +33,13 @@ there.  Never cached: the probes and a submission's check
 and its own render cache, :class:`arena.routes.tournaments.RenderCache`, answers them).  The
 key is the scheme, host, path and query string as sent.
 
+Shared tier
+-----------
+On a miss, the process asks the deployment's shared renders in Redis
+(:mod:`arena.sharedcache`, ``READ_CACHE_SHARED``) before rendering, and stores its own
+render there too: one render per URL per ``READ_CACHE_S`` for every process and machine,
+within the same bound, and a write through any process stales every earlier render.
+
 Concurrent misses of one key render it once: the others wait for that render (up to
 ``WAIT_S``) and share it.  An entry past half its life is rendered anew by the next request
 while the others go on getting it, so a page in steady demand is never waited for.  The
@@ -54,6 +61,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, current_app, g, request, session
+
+from .queue import get_queue
+from .sharedcache import SharedTier, redis_connector
 
 NEVER = frozenset({
     "/healthz",
@@ -89,11 +99,15 @@ class ReadCache:
     """The entries of one app in one process (thread-safe)."""
 
     def __init__(self, max_age_s: float, max_bytes: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 shared: SharedTier | None = None) -> None:
         self.max_age_s = max_age_s
         self.max_bytes = max_bytes
         self.clock = clock
+        self.shared = shared
+        """The deployment-wide tier (:mod:`arena.sharedcache`), asked on every miss here."""
         self.hits = 0
+        self.shared_hits = 0
         self.misses = 0
         self._lock = threading.Lock()
         self._items: OrderedDict[str, Entry] = OrderedDict()
@@ -102,11 +116,14 @@ class ReadCache:
         self._inflight: dict[str, threading.Event] = {}
 
     def clear(self) -> None:
-        """Forget everything, and refuse renders that started before now."""
+        """Forget everything, and refuse renders that started before now (here and, through
+        the shared tier, in every process)."""
         with self._lock:
             self._items.clear()
             self._bytes = 0
             self._generation += 1
+        if self.shared is not None:
+            self.shared.bump()
 
     def _fresh(self, key: str, now: float) -> Entry | None:
         entry = self._items.get(key)
@@ -152,19 +169,40 @@ class ReadCache:
                     mine = threading.Event()
                     if pending is None:
                         self._inflight[key] = mine
-                    self.misses += 1
+                    refreshing = entry is not None
                     generation, started = self._generation, now
                     break
             wait_for.wait(WAIT_S)
             waited = True
         try:
+            shared_generation = None
+            if self.shared is not None:
+                # Another process may have rendered it: an aging entry is only worth
+                # replacing by a younger one, or this process would keep fetching its own.
+                found, shared_generation = self.shared.lookup(key)
+                if found is not None:
+                    age = self.shared.wall() - found.started_wall
+                    if not refreshing or age < self.max_age_s / 2:
+                        with self._lock:
+                            now = self.clock()
+                            entry = Entry(found.status, found.headers, found.body, now - age)
+                            self._store(key, entry, generation)
+                            self.shared_hits += 1
+                        return replay(entry, now)
+            with self._lock:
+                self.misses += 1
+            started_wall = self.shared.wall() if self.shared is not None else 0.0
             resp = render()
             if storable(resp):
                 resp.direct_passthrough = False
                 entry = Entry(resp.status_code, list(resp.headers.items()), resp.get_data(),
                               started)
                 with self._lock:
+                    current = generation == self._generation
                     self._store(key, entry, generation)
+                if current and self.shared is not None and shared_generation is not None:
+                    self.shared.store(key, entry.status, entry.headers, entry.body,
+                                      started_wall, shared_generation)
             return resp
         finally:
             with self._lock:
@@ -274,7 +312,12 @@ def init_app(app: Flask) -> None:
     if max_age <= 0:
         app.extensions["arena.readcache"] = None
         return
-    app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]))
+    shared = None
+    if app.config["READ_CACHE_SHARED"]:
+        shared = SharedTier(lambda: redis_connector(get_queue(app).url)(),
+                            str(app.config["QUEUE_NAME"]), max_age, TOKEN_SLOT)
+    app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]),
+                                                  shared=shared)
     app.after_request(_forget_after_writes)
     wrap = {r.endpoint for r in app.url_map.iter_rules()
             if "GET" in (r.methods or ()) and r.rule not in NEVER and r.endpoint != "static"}

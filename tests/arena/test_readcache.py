@@ -57,6 +57,8 @@ def cached_app(settings: dict[str, Any]) -> Iterator[tuple[Flask, Clock]]:
     cache = get_cache(app)
     assert cache is not None
     clock = cache.clock = Clock()
+    if cache.shared is not None:  # the deployment's tier ages entries by the same clock
+        cache.shared.wall = clock
     yield app, clock
     get_db(app).dispose()
 
