@@ -44,6 +44,25 @@ if request_timeout_s > 0:
     os.environ.setdefault("DATABASE_STATEMENT_TIMEOUT_MS", str(int(request_timeout_s * 1000)))
 
 
+# --- the database, before any worker starts ----------------------------------------------------
+
+
+def on_starting(server):  # type: ignore[no-untyped-def]
+    """Wait for the database (and check it is at this code's schema) in the master, as
+    ``arena serve``, ``worker`` and ``clock`` do (:mod:`arena.startup`): started with or
+    before PostgreSQL, or before the release's migration, the workers would otherwise answer
+    500s; now the master waits (``STARTUP_DB_WAIT_S``) or exits with one clear line."""
+    from arena import create_app
+    from arena.cli_app import DatabaseNotReady
+    from arena.startup import wait_for_database
+
+    try:
+        wait_for_database(create_app(), what="gunicorn")
+    except DatabaseNotReady as exc:
+        server.log.error("Error: %s", exc.format_message())
+        raise SystemExit(1) from None
+
+
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     from arena import request_deadline
 

@@ -125,6 +125,26 @@ def test_each_instance_has_its_own_control_socket(
 ) -> None:
     gunicorn()
     gunicorn()
+    # Each master opens its socket after booting its worker, so after /healthz answers.
+    wait_for(lambda: len(list((home / ".gunicorn").glob("*.ctl"))) >= 2, 60,
+             what="both control sockets")
     sockets = sorted((home / ".gunicorn").glob("*.ctl"))
     assert len(sockets) == 2, sockets
     assert not (home / ".gunicorn" / "gunicorn.ctl").exists()
+
+
+def test_the_master_waits_for_the_database_and_gives_up_in_one_clear_line(
+        app: Flask, tmp_path: Path, home: Path) -> None:
+    """Started before PostgreSQL is up (or pointed at the wrong place), gunicorn does not
+    fork workers that answer 500s: its master waits ``STARTUP_DB_WAIT_S``, then exits."""
+    dead = f"postgresql+psycopg://nobody:hunter2@127.0.0.1:{free_port()}/arena"
+    env = worker_env(app)
+    env.update({"HOST": "127.0.0.1", "PORT": str(free_port()), "WEB_CONCURRENCY": "1",
+                "HOME": str(home), "DATABASE_URL": dead, "STARTUP_DB_WAIT_S": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "arena:create_app()"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert "database unreachable at postgresql+psycopg://nobody:***@127.0.0.1" in out, out
+    assert "hunter2" not in out and "Booting worker" not in out
