@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
-from sqlalchemy import func, select
-from sqlalchemy.orm import contains_eager
+from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy.orm import selectinload
 
 from referee import preset_names
 
@@ -38,6 +38,22 @@ CHART_BOTS = 8
 NAME_PREFIX_MAX = 64
 
 
+def listed(family: str) -> ColumnElement[bool]:
+    """The ratings a family's leaderboard lists: its bots' but the deleted ones.
+
+    Written as "no deleted bot owns it" (an anti-join against the few deleted bots), not as
+    a join to every bot filtered on ``deleted_at``: the join made PostgreSQL read all
+    10,000 bots, hash them, and sort the family by rating again, where the anti-join lets it
+    walk ``ix_ratings_family_rating`` in order and stop at the page (20 ms -> ~2 ms for
+    page 100 at 10,000 bots).  The page's bots are then loaded by id."""
+    return (Rating.family == family) & ~exists().where(Bot.id == Rating.bot_id,
+                                                       Bot.deleted_at.is_not(None))
+
+
+BY_RANK = (Rating.rating.desc(), Rating.bot_id)
+"""A family's order: the leaderboard's and its ranks' (ties by the older bot)."""
+
+
 def rating_json(r: Rating) -> dict[str, Any]:
     return {"family": r.family, "rating": round(r.rating, 2), "games": r.games,
             "provisional": provisional(r.games)}
@@ -60,29 +76,27 @@ def leaderboard() -> str:
     page = max(1, arg_int("page") or 1)
     size = int(cfg["LEADERBOARD_PAGE_SIZE"])
     families = sorted(set(s.scalars(select(RatingFamily.name))) | {DEFAULT_FAMILY})
-    ranked = (select(Rating.bot_id, func.rank().over(
-        order_by=(Rating.rating.desc(), Rating.bot_id)).label("rank"))
-        .join(Rating.bot).where(Rating.family == family, Bot.deleted_at.is_(None)))
     if q:
-        # The rank in the whole family is a window over the family (10,000 bots: a few
-        # milliseconds); the name filter applies to the ranked rows.
-        sub = ranked.add_columns(Bot.name).subquery()
-        hits = s.execute(select(sub.c.bot_id, sub.c.rank)
-                         .where(func.lower(sub.c.name).startswith(q.lower(), autoescape=True))
-                         .order_by(sub.c.rank).limit(size + 1).offset((page - 1) * size)).all()
+        # The rank in the whole family is a window over the family's index (10,000 bots:
+        # a few milliseconds); the name filter applies to the ranked rows.
+        ranked = (select(Rating.bot_id, func.rank().over(order_by=BY_RANK).label("rank"))
+                  .where(listed(family)).subquery())
+        hits = s.execute(select(ranked.c.bot_id, ranked.c.rank)
+                         .join(Bot, Bot.id == ranked.c.bot_id)
+                         .where(func.lower(Bot.name).startswith(q.lower(), autoescape=True))
+                         .order_by(ranked.c.rank).limit(size + 1).offset((page - 1) * size)
+                         ).all()
         ids = [b for b, _ in hits]
         ranks = {b: int(r) for b, r in hits}
         by_id = {r.bot_id: r for r in s.scalars(
-            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
+            select(Rating).options(selectinload(Rating.bot))
             .where(Rating.family == family, Rating.bot_id.in_(ids)))}
         rows = [by_id[b] for b in ids if b in by_id]
     else:
         # ix_ratings_family_rating: one index range, however many bots.
         rows = list(s.scalars(
-            select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
-            .where(Rating.family == family, Bot.deleted_at.is_(None))
-            .order_by(Rating.rating.desc(), Rating.bot_id)
-            .limit(size + 1).offset((page - 1) * size)))
+            select(Rating).options(selectinload(Rating.bot)).where(listed(family))
+            .order_by(*BY_RANK).limit(size + 1).offset((page - 1) * size)))
         ranks = {r.bot_id: (page - 1) * size + i + 1 for i, r in enumerate(rows)}
     more = len(rows) > size
     rows = rows[:size]
@@ -119,15 +133,14 @@ def list_families() -> Response:
 def leaderboard_json() -> Response:
     query = from_query(RatingsQuery)
     family = query.family
-    stmt = (select(Rating).join(Rating.bot).options(contains_eager(Rating.bot))
-            .where(Rating.family == family, Bot.deleted_at.is_(None))
-            .order_by(Rating.rating.desc(), Rating.bot_id))
+    stmt = (select(Rating).options(selectinload(Rating.bot)).where(listed(family))
+            .order_by(*BY_RANK))
     page, limit = page_args(query)
     first_rank = (page - 1) * limit
 
     rows = session().scalars(stmt.limit(limit).offset(first_rank)).all()
-    total = session().scalar(select(func.count()).select_from(Rating).join(Rating.bot).where(
-        Rating.family == family, Bot.deleted_at.is_(None))) or 0
+    total = session().scalar(select(func.count()).select_from(Rating)
+                             .where(listed(family))) or 0
     items = [
         {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
                                              "status": r.bot.status},
