@@ -21,9 +21,11 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from redis import Redis
 from sqlalchemy import select
 
 from arena import execution, jobs
+from arena.live.channel import match_key, prefix_of
 from arena.models import Match, MatchResult
 from arena.reseed import attempt_seed
 from arena.storage import get_db
@@ -88,6 +90,16 @@ def stored_log(app: Flask, match_id: int) -> dict[str, Any]:
         return doc
 
 
+def retry_broadcast(redis: Redis, app: Flask, match_id: int) -> list[tuple[str, Any]]:
+    """The live events of the match's second attempt (from its ``start`` on)."""
+    key = match_key(prefix_of(app.config), match_id)
+    events = [(f[b"t"].decode(), json.loads(f[b"d"])) for _, f in redis.xrange(key)]
+    starts = [i for i, (kind, _) in enumerate(events) if kind == "start"]
+    assert len(starts) == 2, [kind for kind, _ in events]  # one per attempt
+    assert events[starts[1]][1]["attempt"] == 2
+    return events[starts[1]:]
+
+
 def seat_of(app: Flask, match_id: int, bot_id: int) -> int:
     with get_db(app).begin() as s:
         m = s.get(Match, match_id)
@@ -107,7 +119,7 @@ def test_attempt_seeds_are_the_documented_derivation() -> None:
 @both_backends
 def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
         app: Flask, client: FlaskClient, sample_bots: dict[str, str],
-        recorder: tuple[Recorder, str]) -> None:
+        recorder: tuple[Recorder, str], redis: Redis) -> None:
     rec, url = recorder
     bots = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
     me = register(client, "recorder", url)[0]
@@ -129,6 +141,12 @@ def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
     assert dealt == [sorted(second[i]) for i in range(2)]  # the log's hands were the ones played
     assert sorted(first[0]) != dealt[0]  # ... and not the hand attempt 1 showed
 
+    # Live viewers see the retry's hands at each deal's end: they are not dealt again.
+    retry = retry_broadcast(redis, app, match_id)
+    assert retry[0][1]["reveal"] is True
+    ends = [data for kind, data in retry if kind == "deal_end"]
+    assert [e["frames"]["hands"] for e in ends] == [d["hands"] for d in doc["deals"]]
+
     body = client.get(f"/api/matches/{match_id}").get_json()
     assert body["attempts"] == 2
     assert (body["seed"], body["match_seed"]) == (doc["seed"], 5)
@@ -139,7 +157,7 @@ def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
 @both_backends
 def test_a_retried_duplicate_rotation_keeps_the_tables_deals(
         app: Flask, client: FlaskClient, sample_bots: dict[str, str],
-        recorder: tuple[Recorder, str]) -> None:
+        recorder: tuple[Recorder, str], redis: Redis) -> None:
     rec, url = recorder
     bots = [register(client, n, sample_bots[n])[0] for n in ("random", "greedy", "planner")]
     me = register(client, "recorder", url)[0]
@@ -169,5 +187,8 @@ def test_a_retried_duplicate_rotation_keeps_the_tables_deals(
     held = {(bot, tuple(sorted(logs[m]["deals"][0]["hands"][seat_of(app, m, bot)])))
             for m in rotations for bot in [*bots, me]}
     assert len(held) == 16 and len({h for _, h in held}) == 4
+    retry = retry_broadcast(redis, app, retried)  # the table's hands stay face down
+    assert retry[0][1]["reveal"] is False
+    assert [data["revealed"] for kind, data in retry if kind == "deal_end"] == [False]
     body = client.get(f"/api/matches/{retried}").get_json()
     assert body["attempts"] == 2 and body["seed"] == body["match_seed"] == table_seed.pop()
