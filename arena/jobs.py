@@ -15,7 +15,8 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        after this one stalled), the match is abandoned at the next turn.  At every turn the
        match also obeys its worker (:mod:`arena.execution`): past its wall-clock budget it
        stops with an error (RQ retries it); when its worker is shutting down it gives itself
-       back to the queue; when its worker gave up on it, it stops and writes nothing.
+       back to the queue; when its worker gave up on it, it stops and writes nothing.  A
+       retried attempt deals new cards (:mod:`arena.reseed`: its bots saw the last one's).
     3. **Finish** in one transaction: ``running`` with *our* token becomes ``finished``; the
        seats' standings are written; then, under the family ledger row's lock (taken last,
        so concurrent finishes wait for each other only there), the result (unique per
@@ -50,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from flask import Flask, current_app, has_app_context
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -62,7 +63,7 @@ from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
 
 from . import bots as bot_service
-from . import execution
+from . import execution, reseed
 from .calls import CallRecorder
 from .execution import HandbackRequested, JobAbandonedError, JobControl
 from .live import channel as live
@@ -288,8 +289,6 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
     the broadcast could not start; the match is played all the same)."""
     if not app.config["LIVE_ENABLED"]:
         return None
-    from .tournaments.models import TournamentMatch
-
     try:
         with get_db(app).begin() as s:
             match = s.get(Match, match_id)
@@ -297,10 +296,6 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
                 return None
             seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
                               .order_by(MatchSeat.seat)).all()
-            link = s.get(TournamentMatch, match_id)
-            rotations = 0 if link is None else int(s.scalar(
-                select(func.count()).select_from(TournamentMatch)
-                .where(TournamentMatch.table_id == link.table_id)) or 0)
             rules = find_ruleset(match.ruleset)
             # ``state``: what the match page's badge shows from now on (static/replay.js).
             start = {"match_id": match_id, "state": "running", "ruleset": match.ruleset,
@@ -309,8 +304,9 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
                      "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
                                for x in seats]}
             # Hands are revealed at each deal's end only when the same deals are not to be
-            # dealt again: not in a duplicate table's rotations, not in a retried attempt.
-            reveal = match.attempts <= 1 and rotations <= 1
+            # dealt again: not in a duplicate table's rotations.  A retried attempt of any
+            # other match deals new cards (arena.reseed), and a later retry newer ones still.
+            reveal = not reseed.deals_shared(s, match_id)
         publisher = live.LivePublisher(get_queue(app).redis, app.config, match_id, rules,
                                        reveal=reveal)
     except Exception as exc:
@@ -321,11 +317,15 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
     return publisher
 
 
-class _HasLost(Protocol):
+class _Held(Protocol):
+    """What :func:`play` needs of its lease: the token it claimed with, and whether it was
+    lost since."""
+
+    token: str
     lost: threading.Event
 
 
-def play(app: Flask, match_id: int, hb: _HasLost,
+def play(app: Flask, match_id: int, hb: _Held,
          control: JobControl = execution.NEVER,
          watcher: MatchWatcher | None = None,
          calls: CallRecorder | None = None) -> MatchRecord:
@@ -333,6 +333,8 @@ def play(app: Flask, match_id: int, hb: _HasLost,
     with db.begin() as s:
         match = s.get(Match, match_id)
         assert match is not None
+        if match.lease_token != hb.token:  # taken over already: its attempts count is not ours
+            raise LeaseLostError()
         # The seats with their versions and bots in one statement (not two lazy loads a
         # seat): a worker starting a hundred matches at once shares a few connections.
         seats = s.scalars(
@@ -347,7 +349,10 @@ def play(app: Flask, match_id: int, hb: _HasLost,
                    for seat in seats]
         bot_ids = [seat.bot_id for seat in seats]
         rules = find_ruleset(match.ruleset)
-        seed, deals, limits = match.seed, match.deals, limits_of(match)
+        # A retry deals new cards: its bots saw the last attempt's (arena.reseed).  The log
+        # records the seed dealt, so verify and the replay re-deal exactly what was played.
+        seed = reseed.dealt_seed(s, match, match.attempts)
+        deals, limits = match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
     # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
     # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
@@ -461,6 +466,7 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
 
 def _totals(record: MatchRecord) -> dict[str, Any]:
     return {
+        "seed": record.seed,  # the seed dealt, as in the log (arena.reseed.shown_seed)
         "totals": list(record.totals),
         "strikes": [
             {"seat": x.seat, "deal": x.deal, "turn": x.turn, "reason": x.reason,

@@ -31,7 +31,7 @@ from referee.runner import log as referee_log
 from referee.runner.faults import plain_items, plain_log
 from referee.runner.match import Limits
 
-from .. import deal_secrecy, idempotency
+from .. import deal_secrecy, idempotency, reseed
 from ..errors import ApiError
 from ..families import storable_ruleset
 from ..idempotency import idempotent
@@ -200,8 +200,10 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
         out.update({"limits": m.limits, "attempts": m.attempts, "error": m.error})
         if not deal_secrecy.deals_secret(session(), m):
             # The seed deals every hand: shown once no deal of the match is left to play,
-            # here or at a sibling rotation of its duplicate table.
-            out["seed"] = m.seed
+            # here or at a sibling rotation of its duplicate table.  ``seed`` is the one the
+            # log was dealt from (a retry deals from its own, arena.reseed).
+            out["seed"] = reseed.shown_seed(session(), m)
+            out["match_seed"] = m.seed
         if m.result is not None:
             totals = m.result.totals
             # In words also when stored before the referee wrote them so (plain_items).
@@ -270,8 +272,9 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
     events = {e.bot_id: e for e in s.scalars(select(RatingEvent)
                                               .where(RatingEvent.match_id == m.id))}
     totals = m.result.totals if m.result is not None else {}
+    secret = deal_secrecy.deals_secret(s, m)
     return render_template("match.html", m=m, link=link, tournament=tournament,
-                           secret=deal_secrecy.deals_secret(s, m),
+                           secret=secret, seed=None if secret else reseed.shown_seed(s, m),
                            events=events,
                            strikes=plain_items(totals.get("strikes", []), "reason"),
                            notes=plain_items(totals.get("notes", []), "fault"),

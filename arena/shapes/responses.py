@@ -258,8 +258,11 @@ class Match(Answer):
     seats: list[Seat]
     standings: list[Seat] | None = Field(None, description="finished matches")
     log_url: str | None = Field(None, description="finished matches")
-    seed: int | None = Field(None, description="one match only, once it is over (the seed "
-                                               "deals every hand)")
+    seed: int | None = Field(None, description="one match only, once it is over: the seed "
+                                               "its hands were dealt from (its log's; a retried "
+                                               "attempt deals from its own, docs/logs.md)")
+    match_seed: int | None = Field(None, description="one match only, once it is over: the "
+                                                     "seed it was created with")
     limits: dict[str, Any] | None = Field(None, description="one match only")
     attempts: int | None = Field(None, description="one match only")
     error: str | None = Field(None, description="one match only")

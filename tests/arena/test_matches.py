@@ -9,6 +9,7 @@ import random
 import re
 import threading
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, update
@@ -137,9 +138,12 @@ def test_a_stale_worker_cannot_store_a_result(app: Flask, four_bots: list[int]) 
     assert jobs.claim(app, match_id, "token-b") == "claimed"
 
     class NoHeartbeat:
-        lost = threading.Event()
+        def __init__(self, token: str) -> None:
+            self.token, self.lost = token, threading.Event()
 
-    record = jobs.play(app, match_id, NoHeartbeat())  # type: ignore[arg-type]
+    with pytest.raises(jobs.LeaseLostError):  # A does not even start: B holds the match
+        jobs.play(app, match_id, NoHeartbeat("token-a"))
+    record = jobs.play(app, match_id, NoHeartbeat("token-b"))
     assert jobs.finish(app, match_id, "token-a", record) == "lease lost before finishing"
     assert counts(app, match_id) == (0, 0)
     assert jobs.finish(app, match_id, "token-b", record) == "finished"

@@ -18,10 +18,17 @@ from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
 
+from arena.matches import wire_match_id
 from arena.models import Match
 from arena.procs import Child, descendants
 from arena.reconcile import reconcile
+from arena.reseed import attempt_seed
 from arena.storage import get_db
+from referee import find_ruleset
+from referee.game.cards import mask_texts
+from referee.game.state import Deal, DealContext
+from referee.runner import log as referee_log
+from referee.runner.match import deal_seed
 from sample_bots.sdk import serve_in_thread
 
 from .conftest import MARKER, admin_headers, both_backends, register, wait_for
@@ -38,10 +45,17 @@ def settings(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def slow_bot() -> Iterator[str]:
+def slow_hands() -> list[tuple[str, int, list[str]]]:
+    """What the slow bot was shown: match id, deal index and hand of each of its moves."""
+    return []
+
+
+@pytest.fixture
+def slow_bot(slow_hands: list[tuple[str, int, list[str]]]) -> Iterator[str]:
     rng = random.Random(1)
 
     def choose(request: dict[str, Any]) -> str:
+        slow_hands.append((request["match_id"], request["deal_index"], request["hand"]))
         time.sleep(SLOW_MOVE_S)
         ids: list[str] = [m["id"] for m in request["legal_moves"]]
         return rng.choice(ids)
@@ -76,7 +90,8 @@ def post_match(client: FlaskClient, bots: list[int], deals: int) -> int:
 
 @both_backends
 def test_worker_killed_mid_match_completes_once(
-    app: Flask, client: FlaskClient, table: list[int], start_worker: Callable[[], Child]
+    app: Flask, client: FlaskClient, table: list[int], start_worker: Callable[[], Child],
+    slow_hands: list[tuple[str, int, list[str]]],
 ) -> None:
     match_id = post_match(client, table, deals=3)
     first = start_worker()
@@ -104,6 +119,15 @@ def test_worker_killed_mid_match_completes_once(
     assert counts(app, match_id) == (1, 4)
     body = client.get(f"/api/matches/{match_id}").get_json()
     assert len(body["rating_changes"]) == 4
+    # The second attempt dealt new cards (arena.reseed), and its log says which.
+    log = client.get(f"/api/matches/{match_id}/log").get_json()
+    assert referee_log.verify(log).ok
+    assert log["seed"] == body["seed"] == attempt_seed(5, 2) and body["match_seed"] == 5
+    [slow] = [x["seat"] for x in body["seats"] if x["bot"]["id"] == table[-1]]
+    shown = {tuple(sorted(hand)) for mid, deal, hand in slow_hands  # its first moves of deal 0
+             if mid == wire_match_id(app.config, match_id) and deal == 0 and len(hand) == 13}
+    first, retry = tuple(sorted(hand_of(5, slow))), tuple(sorted(log["deals"][0]["hands"][slow]))
+    assert first != retry and shown == {first, retry}  # attempt 1's hand, then the retry's
 
 
 @both_backends
@@ -134,6 +158,13 @@ def test_redis_flushed_mid_run_is_recovered_by_the_reconciler(
     for m in lost:
         assert counts(app, m) == (1, 4)
     assert reconcile(app).total == 0
+
+
+def hand_of(seed: int, seat: int) -> list[str]:
+    """Seat ``seat``'s hand in deal 0 of a standard match dealt from ``seed``."""
+    rules = find_ruleset("standard")
+    deal = Deal.new(rules, deal_seed(seed, 0), DealContext(0, None, None))
+    return mask_texts(deal.dealt[seat])
 
 
 def _flush(redis: Redis) -> None:
