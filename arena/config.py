@@ -297,10 +297,21 @@ class Defaults:
     """A job in a pool worker stops itself at its RQ timeout at the next turn; one still
     running this long after its timeout (stuck where it cannot stop itself) is given up:
     recorded as failed (and retried), its lease left to run out, its thread abandoned."""
-    WORKER_SWITCH_INTERVAL_MS: float = 5.0
+    WORKER_SWITCH_INTERVAL_MS: float = 1.0
     """How long one thread of a pool worker may hold the interpreter (the GIL) while others
     wait for it (``sys.setswitchinterval``; Python's default is 5 ms).  A match whose bot
-    answered, or whose deadline fired, waits up to this long behind a busy thread."""
+    answered, or whose deadline fired, waits up to this long behind a busy thread, and
+    behind each other thread that takes its turn first: with 140 matches in one process the
+    default 5 ms made deadline overshoot p99 20-44 ms (``bench/concurrency.py``), 1 ms
+    (with ``WORKER_GC_THRESHOLDS``) 13-22 ms, at no cost in throughput."""
+    WORKER_GC_THRESHOLDS: str = "10000,20,100"
+    """The pool worker's garbage-collector thresholds (``gc.set_threshold``; Python's are
+    700,10,10).  Every collection holds the interpreter, so no deadline can fire during it:
+    a match's turn allocates hundreds of containers, and with Python's thresholds a hundred
+    matches set off a young collection (4-20 ms) many times a second and a full one
+    (36-77 ms) every few seconds.  Fewer, larger young collections and rare full ones cost
+    less in all (cycles are rare: reference counting frees nearly everything first).
+    Empty: Python's own."""
     WORKER_REDIS_RETRY_MAX_S: float = 30.0
     """Longest wait between two attempts of a worker to reach a lost Redis (the wait doubles
     from half a second up to this); the worker resumes as soon as Redis answers."""

@@ -431,6 +431,9 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
 
     cfg = app.config
     sys.setswitchinterval(float(cfg["WORKER_SWITCH_INTERVAL_MS"]) / 1000)
+    thresholds = gc_thresholds(str(cfg["WORKER_GC_THRESHOLDS"]))
+    if thresholds:
+        gc.set_threshold(*thresholds)
     worker = ThreadPoolWorker(
         queues,
         connection=connection,
@@ -442,6 +445,21 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
     )
     settle_heap()
     return worker
+
+
+def gc_thresholds(text: str) -> tuple[int, ...]:
+    """``WORKER_GC_THRESHOLDS`` as numbers: one to three positive integers, comma-separated
+    (empty: none, Python's stay)."""
+    if not text.strip():
+        return ()
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not 1 <= len(values) <= 3 or min(values) < 1:
+        raise ValueError(f"WORKER_GC_THRESHOLDS must be one to three positive integers, "
+                         f"comma-separated: {text!r}")
+    return values
 
 
 def settle_heap() -> int:

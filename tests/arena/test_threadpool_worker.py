@@ -457,7 +457,7 @@ from arena.worker import make_worker
 app = create_app()
 before = gc.get_freeze_count()
 make_worker(app, get_queue(app))
-print(before, gc.get_freeze_count())
+print(before, gc.get_freeze_count(), *gc.get_threshold())
 """
 
 
@@ -468,11 +468,24 @@ def test_a_pool_worker_takes_its_start_up_heap_out_of_the_collectors_walks(app: 
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE], env=worker_env(app),
+    env = {**worker_env(app), "WORKER_GC_THRESHOLDS": "9000,30,200"}
+    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE], env=env,
                          capture_output=True, text=True, timeout=120, check=True).stdout
-    before, after = (int(x) for x in out.split())
+    before, after, *thresholds = (int(x) for x in out.split())
     assert before == 0
     assert after > 50_000  # the imported service: SQLAlchemy, RQ, Flask, the rules' tables
+    assert thresholds == [9000, 30, 200]  # and collects young objects less often
+
+
+def test_gc_thresholds_are_read_strictly() -> None:
+    from arena.threadpool_worker import gc_thresholds
+
+    assert gc_thresholds("") == ()
+    assert gc_thresholds("10000,20,100") == (10000, 20, 100)
+    assert gc_thresholds(" 5000 ") == (5000,)
+    for bad in ("0", "1,2,3,4", "a,b", "-1", "700,,10"):
+        with pytest.raises(ValueError, match="WORKER_GC_THRESHOLDS"):
+            gc_thresholds(bad)
 
 
 def test_settle_heap_still_lets_cycles_made_later_be_collected() -> None:
