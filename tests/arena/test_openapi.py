@@ -301,3 +301,34 @@ def test_the_document_is_built_once_per_process(client: FlaskClient,
     assert second.status_code == 200 and second.mimetype == "application/json"
     assert second.get_data() == first.get_data()
     assert second.get_json()["openapi"] == "3.1.0"
+
+
+def test_requests_that_arrive_during_the_first_build_wait_for_it(
+        app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sixteen first requests at once (a process just started) build the document once."""
+    import threading
+
+    from arena.routes import docs
+
+    built: list[int] = []
+    real = docs.openapi_document
+
+    def slow_build() -> dict[str, Any]:
+        built.append(1)
+        doc = real()
+        threading.Event().wait(0.2)  # a slow build: the others arrive meanwhile
+        return doc
+
+    monkeypatch.setattr(docs, "openapi_document", slow_build)
+    bodies: list[bytes] = []
+
+    def fetch() -> None:
+        bodies.append(app.test_client().get("/api/openapi.json").get_data())
+
+    threads = [threading.Thread(target=fetch) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(bodies) == 16 and len(set(bodies)) == 1
+    assert built == [1]
