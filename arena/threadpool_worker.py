@@ -80,6 +80,7 @@ from rq.utils import now
 from rq.worker import BaseWorker, DequeueStrategy, WorkerStatus
 
 from .execution import JobControl, bind
+from .heap import gc_thresholds, settle_heap
 
 ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
 
@@ -445,37 +446,3 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
     )
     settle_heap()
     return worker
-
-
-def gc_thresholds(text: str) -> tuple[int, ...]:
-    """``WORKER_GC_THRESHOLDS`` as numbers: one to three positive integers, comma-separated
-    (empty: none, Python's stay)."""
-    if not text.strip():
-        return ()
-    try:
-        values = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        values = ()
-    if not 1 <= len(values) <= 3 or min(values) < 1:
-        raise ValueError(f"WORKER_GC_THRESHOLDS must be one to three positive integers, "
-                         f"comma-separated: {text!r}")
-    return values
-
-
-def settle_heap() -> int:
-    """Take what the process holds for good out of the cyclic garbage collector's walks;
-    returns how many objects that is.
-
-    A full collection walks every tracked object while holding the interpreter, and no
-    match's deadline can fire meanwhile.  Right after start-up those are ~170,000 objects
-    (the imported service: SQLAlchemy, RQ, Flask, the rules' tables), which made each full
-    collection a 50-140 ms pause: the tail of the deadline overshoot that
-    ``bench/concurrency.py`` measured with 100 matches at once (p99 22-40 ms, max 100+ ms).
-    They live as long as the process, so they are frozen (``gc.freeze``) after one
-    collection; the collector then walks only what the matches create.  Reference counting
-    still frees frozen objects that become garbage; only cycles among them are never
-    collected, and start-up made none that will be dropped.
-    """
-    gc.collect()
-    gc.freeze()
-    return gc.get_freeze_count()

@@ -4,6 +4,7 @@ ended, and every instance has a control socket of its own."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -118,6 +119,17 @@ def test_a_runaway_sql_statement_is_ended(app: Flask, gunicorn: Callable[..., st
     r = ended_within(f"{base}/test-slow/sql", 40)
     assert r is not None and r.status_code == 500
     assert requests.get(f"{base}/healthz", timeout=30).status_code == 200
+
+
+def test_each_web_worker_freezes_its_start_up_heap(gunicorn: Callable[..., str],
+                                                   tmp_path: Path) -> None:
+    """A full garbage collection stalls every request of its process while it walks the
+    loaded app's objects; each worker takes them out of the walks once the app is loaded."""
+    gunicorn()
+    (log,) = tmp_path.glob("gunicorn-*.log")
+    wait_for(lambda: "objects frozen" in log.read_text(), 60, what="the worker's heap line")
+    frozen = re.search(r"heap settled: (\d+) objects frozen", log.read_text())
+    assert frozen is not None and int(frozen.group(1)) > 50_000
 
 
 def test_each_instance_has_its_own_control_socket(

@@ -478,7 +478,7 @@ def test_a_pool_worker_takes_its_start_up_heap_out_of_the_collectors_walks(app: 
 
 
 def test_gc_thresholds_are_read_strictly() -> None:
-    from arena.threadpool_worker import gc_thresholds
+    from arena.heap import gc_thresholds
 
     assert gc_thresholds("") == ()
     assert gc_thresholds("10000,20,100") == (10000, 20, 100)
@@ -494,7 +494,7 @@ def test_settle_heap_still_lets_cycles_made_later_be_collected() -> None:
     import gc
     import weakref
 
-    from arena.threadpool_worker import settle_heap
+    from arena.heap import settle_heap
 
     class Node:
         other: Any = None
