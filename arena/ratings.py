@@ -261,16 +261,21 @@ def rating_series(s: Session, family: str, games_of: Mapping[int, int],
     rating at 0 games), whatever the length of the history.
 
     ``games_of`` maps each bot to its rated games in the family (``Rating.games``: the
-    newest event's ``games``).  Each bot's points are read through
-    ``ix_rating_events_bot_id_family_games``, at most ``points`` rows a bot (one statement on
-    PostgreSQL: :func:`_sampled_events`); the number of bots is the caller's fixed bound (a
-    chart's lines)."""
-    wanted = {bot_id: sample_games(games, points - 1) for bot_id, games in games_of.items()}
-    found: dict[int, dict[int, tuple[float, float]]] = {bot_id: {} for bot_id in wanted}
-    for bot_id, g, before, after in _sampled_events(s, family, wanted):
-        found[bot_id][g] = (before, after)  # ordered by id: the newest wins
+    newest event's ``games``).  One indexed query per bot (``ix_rating_events_bot_id_family
+    _games``), each reading at most ``points`` rows; the number of bots is the caller's
+    fixed bound (a chart's lines)."""
     out: dict[int, list[tuple[float, float]]] = {}
-    for bot_id, by_games in found.items():
+    for bot_id, games in games_of.items():
+        wanted = sample_games(games, points - 1)
+        if not wanted:
+            out[bot_id] = []
+            continue
+        rows = s.execute(
+            select(RatingEvent.games, RatingEvent.before, RatingEvent.after)
+            .where(RatingEvent.bot_id == bot_id, RatingEvent.family == family,
+                   _one_of(s, RatingEvent.games, wanted))
+            .order_by(RatingEvent.games, RatingEvent.id)).all()
+        by_games = {g: (before, after) for g, before, after in rows}  # the newest wins
         line: list[tuple[float, float]] = []
         if 1 in by_games:
             line.append((0.0, float(by_games[1][0])))
@@ -279,36 +284,12 @@ def rating_series(s: Session, family: str, games_of: Mapping[int, int],
     return out
 
 
-def _sampled_events(s: Session, family: str,
-                    wanted: Mapping[int, list[int]]) -> list[Any]:
-    """``(bot_id, games, before, after)`` of each bot's events at its wanted game numbers,
-    ordered by event id.  On PostgreSQL one statement for all the bots (a join against the
-    pairs, passed as two arrays: a chart of 8 lines was 8 round trips); elsewhere one
-    statement per bot (SQLite runs in the process: no round trips to save)."""
-    columns = (RatingEvent.bot_id, RatingEvent.games, RatingEvent.before, RatingEvent.after)
-    pairs = [(b, g) for b, games in wanted.items() for g in games]
-    if not pairs:
-        return []
+def _one_of(s: Session, column: Any, values: list[int]) -> Any:
+    """``column IN values``; on PostgreSQL as ``= ANY(:array)``, one bound array instead of
+    hundreds of parameters (compiling and sending those cost more than the query)."""
     if s.get_bind().dialect.name == "postgresql":
-        from sqlalchemy import Integer, bindparam, func
+        from sqlalchemy import Integer, any_, bindparam
         from sqlalchemy.dialects.postgresql import ARRAY
 
-        points = func.unnest(
-            bindparam("sample_bots", [b for b, _ in pairs], type_=ARRAY(Integer)),
-            bindparam("sample_games", [g for _, g in pairs], type_=ARRAY(Integer)),
-        ).table_valued("bot_id", "games").render_derived()
-        return list(s.execute(
-            select(*columns)
-            .join(points, (RatingEvent.bot_id == points.c.bot_id)
-                  & (RatingEvent.games == points.c.games))
-            .where(RatingEvent.family == family)
-            .order_by(RatingEvent.id)).all())
-    rows: list[Any] = []
-    for bot_id, games in wanted.items():
-        if games:
-            rows += s.execute(
-                select(*columns)
-                .where(RatingEvent.bot_id == bot_id, RatingEvent.family == family,
-                       RatingEvent.games.in_(games))
-                .order_by(RatingEvent.id)).all()
-    return rows
+        return column == any_(bindparam("one_of", values, type_=ARRAY(Integer)))
+    return column.in_(values)
