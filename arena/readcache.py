@@ -63,7 +63,7 @@ from typing import Any
 from flask import Flask, Response, current_app, g, request, session
 
 from .queue import get_queue
-from .sharedcache import SharedTier, redis_connector
+from .sharedcache import SharedTier, shared_redis
 
 NEVER = frozenset({
     "/healthz",
@@ -314,7 +314,7 @@ def init_app(app: Flask) -> None:
         return
     shared = None
     if app.config["READ_CACHE_SHARED"]:
-        shared = SharedTier(lambda: redis_connector(get_queue(app).url)(),
+        shared = SharedTier(lambda: shared_redis(get_queue(app).url),
                             str(app.config["QUEUE_NAME"]), max_age, TOKEN_SLOT)
     app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]),
                                                   shared=shared)

@@ -170,7 +170,7 @@ class SharedTier:
         return SharedEntry(status, headers, body, started)
 
 
-def redis_connector(url: str) -> Callable[[], Redis]:
+def shared_redis(url: str) -> Redis:
     """A connection with short timeouts (the tier must never hold a page up)."""
-    return lambda: Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S,
-                                  socket_connect_timeout=SOCKET_TIMEOUT_S)
+    return Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S,
+                          socket_connect_timeout=SOCKET_TIMEOUT_S)

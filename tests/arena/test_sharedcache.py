@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from flask import Flask
 from redis import Redis
-from sqlalchemy import event
 
 from arena import create_app
 from arena.readcache import TOKEN_SLOT, ReadCache, get_cache
@@ -22,24 +21,16 @@ from arena.sharedcache import SharedTier
 from arena.storage import get_db, upgrade
 
 from .conftest import both_backends
+from .test_readcache import Clock, statements
 
-
-class Wall:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-Processes = tuple[Flask, Flask, Wall]
+Processes = tuple[Flask, Flask, Clock]
 
 
 @pytest.fixture
 def processes(settings: dict[str, Any]) -> Iterator[Processes]:
     """Two apps on one database and one Redis namespace: two web processes of a deployment
     (each with its own memory), on one clock."""
-    wall = Wall()
+    wall = Clock()
     apps = [create_app({**settings, "READ_CACHE_S": 5.0}) for _ in range(2)]
     upgrade(get_db(apps[0]))
     for app in apps:
@@ -49,13 +40,6 @@ def processes(settings: dict[str, Any]) -> Iterator[Processes]:
     yield apps[0], apps[1], wall
     for app in apps:
         get_db(app).dispose()
-
-
-def statements(app: Flask) -> list[str]:
-    seen: list[str] = []
-    event.listen(get_db(app).engine, "before_cursor_execute",
-                 lambda *args: seen.append(args[2]))
-    return seen
 
 
 @both_backends
@@ -140,7 +124,7 @@ def test_a_shared_form_page_gets_each_visitors_token_whoever_rendered_it(
 
 
 def test_garbage_in_redis_is_a_miss_not_an_error(redis: Redis, redis_url: str) -> None:
-    wall = Wall()
+    wall = Clock()
     tier = SharedTier(lambda: Redis.from_url(redis_url), "arena-test-garbage", 5.0, TOKEN_SLOT,
                       wall=wall)
     for junk in (b"no newline", b"{not json\nbody", b'{"s":200}\nbody',
