@@ -44,8 +44,9 @@ def listed(family: str) -> ColumnElement[bool]:
     Written as "no deleted bot owns it" (an anti-join against the few deleted bots), not as
     a join to every bot filtered on ``deleted_at``: the join made PostgreSQL read all
     10,000 bots, hash them, and sort the family by rating again, where the anti-join lets it
-    walk ``ix_ratings_family_rating`` in order and stop at the page (20 ms -> ~2 ms for
-    page 100 at 10,000 bots).  The page's bots are then loaded by id."""
+    walk ``ix_ratings_family_rating`` in order and stop at the page (page 100 at 10,000
+    bots: 19.8 ms of SQL -> 5.7 ms, its count 4.8 -> 4.1 ms).  The page's bots are then
+    loaded by id."""
     return (Rating.family == family) & ~exists().where(Bot.id == Rating.bot_id,
                                                        Bot.deleted_at.is_not(None))
 
@@ -78,7 +79,7 @@ def leaderboard() -> str:
     families = sorted(set(s.scalars(select(RatingFamily.name))) | {DEFAULT_FAMILY})
     if q:
         # The rank in the whole family is a window over the family's index (10,000 bots:
-        # a few milliseconds); the name filter applies to the ranked rows.
+        # 12-15 ms of SQL); the name filter applies to the ranked rows.
         ranked = (select(Rating.bot_id, func.rank().over(order_by=BY_RANK).label("rank"))
                   .where(listed(family)).subquery())
         hits = s.execute(select(ranked.c.bot_id, ranked.c.rank)

@@ -98,16 +98,23 @@ def _pg_admin_url() -> tuple[str | None, str]:
     return None, why
 
 
+def pg_admin_or_skip() -> str:
+    """The test server's admin URL; skips the test when PostgreSQL is unreachable, and fails
+    it when ``ARENA_REQUIRE_POSTGRES`` is set (CI has PostgreSQL, .ci/run sets this: its
+    tests must run there, never skip)."""
+    admin, why = _pg_admin_url()
+    if admin is None:
+        if os.environ.get("ARENA_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL unreachable but required ({why})")
+        pytest.skip(f"PostgreSQL unreachable, postgres tests skipped ({why})")
+    return admin
+
+
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     import psycopg
 
-    admin, why = _pg_admin_url()
-    if admin is None:
-        if os.environ.get("ARENA_REQUIRE_POSTGRES"):
-            # CI has PostgreSQL (.ci/run sets this): its tests must run there, never skip.
-            pytest.fail(f"PostgreSQL unreachable but required ({why})")
-        pytest.skip(f"PostgreSQL unreachable, postgres tests skipped ({why})")
+    admin = pg_admin_or_skip()
     name = f"arena_test_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -6,7 +6,6 @@ migrated, and migrated ones (the happy path, PostgreSQL and the embedded SQLite)
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import socket
 import subprocess
@@ -24,7 +23,7 @@ from flask import Flask
 from arena.procs import Child
 from arena.storage import Database, head_revision, upgrade
 
-from .conftest import _pg_admin_url, wait_for, worker_env
+from .conftest import pg_admin_or_skip, wait_for, worker_env
 from .test_cli import bare_env
 
 HEAD = head_revision()
@@ -157,11 +156,7 @@ def test_a_database_that_comes_up_during_the_wait_is_used(
 @pytest.fixture
 def scratch_database() -> Iterator[str]:
     """A new, empty PostgreSQL database on the test server, dropped afterwards."""
-    admin, why = _pg_admin_url()
-    if admin is None:
-        if os.environ.get("ARENA_REQUIRE_POSTGRES"):
-            pytest.fail(f"PostgreSQL unreachable but required ({why})")
-        pytest.skip(f"PostgreSQL unreachable ({why})")
+    admin = pg_admin_or_skip()
     name = f"arena_startup_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
