@@ -304,6 +304,11 @@ class Defaults:
     behind each other thread that takes its turn first: with 140 matches in one process the
     default 5 ms made deadline overshoot p99 20-44 ms (``bench/concurrency.py``), 1 ms
     (with ``WORKER_GC_THRESHOLDS``) 13-22 ms, at no cost in throughput."""
+    WORKER_BOOKKEEPING_SLOTS: int = 2
+    """How many threads of a pool worker may do a match's heavy bookkeeping at once
+    (claiming, storing a result, building a deal's live replay; :mod:`arena.bookkeeping`).
+    Matches start and finish in waves, and a wave of a hundred such threads queued every
+    deadline that fired behind it.  0: no limit."""
     WORKER_GC_THRESHOLDS: str = "10000,20,100"
     """The pool worker's garbage-collector thresholds (``gc.set_threshold``; Python's are
     700,10,10).  Every collection holds the interpreter, so no deadline can fire during it:
@@ -342,6 +347,9 @@ class Defaults:
     the longest allowed length stays far below."""
     LIVE_STREAM_TTL_S: int = 3600
     """A match's events are dropped from Redis this long after its last one."""
+    LIVE_FLUSH_MS: float = 20.0
+    """A worker process sends its matches' live events to Redis in batches, this often
+    (:mod:`arena.live.outbox`): a viewer sees a turn at most this much later."""
     LIVE_EVENT_MAX_BYTES: int = 64 * 1024
     """Largest event published; a deal's revealed hands above it are left to the replay."""
     LIVE_MAX_VIEWERS: int = 20000

@@ -62,8 +62,8 @@ from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
 
+from . import bookkeeping, execution, reseed
 from . import bots as bot_service
-from . import execution, reseed
 from .calls import CallRecorder
 from .execution import HandbackRequested, JobAbandonedError, JobControl
 from .live import channel as live
@@ -105,8 +105,9 @@ def play_match(match_id: int) -> str:
         if outcome in ("finished", "failed"):
             from .tournaments.service import on_match_done
 
-            on_match_done(app, match_id)  # idempotent; the clock does it too
-            announce_tournament(app, match_id)
+            with bookkeeping.slot():
+                on_match_done(app, match_id)  # idempotent; the clock does it too
+                announce_tournament(app, match_id)
         return outcome
 
 
@@ -248,20 +249,22 @@ def leases(app: Flask) -> LeaseKeeper:
 def run_match_job(app: Flask, match_id: int) -> str:
     control = execution.current()
     token = uuid.uuid4().hex
-    outcome = claim(app, match_id, token)
-    if outcome != "claimed":
-        log.info("match %s: not played (%s)", match_id, outcome)
-        return outcome
-    publisher = start_broadcast(app, match_id)
+    with bookkeeping.slot():
+        outcome = claim(app, match_id, token)
+        if outcome != "claimed":
+            log.info("match %s: not played (%s)", match_id, outcome)
+            return outcome
+        publisher = start_broadcast(app, match_id)
     stopped: dict[str, Any] = {"state": "stopped"}
     calls = CallRecorder(app)
     try:
         with leases(app).hold(match_id, token, control) as lease:
             record = play(app, match_id, lease, control, publisher, calls)
-        outcome = finish(app, match_id, token, record)
-        if outcome == "finished":
-            stopped = {"state": "finished", "totals": list(record.totals)}
-            calls.flush(match_id)  # only a stored log's calls: each has its exact request
+        with bookkeeping.slot():
+            outcome = finish(app, match_id, token, record)
+            if outcome == "finished":
+                stopped = {"state": "finished", "totals": list(record.totals)}
+                calls.flush(match_id)  # only a stored log's calls: each has its exact request
         return outcome
     except LeaseLostError:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
@@ -281,6 +284,7 @@ def run_match_job(app: Flask, match_id: int) -> str:
     finally:
         if publisher is not None:
             publisher.publish("end", stopped)
+            publisher.close()
             announce_tournament(app, match_id)
 
 
@@ -295,6 +299,7 @@ def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
             if match is None:
                 return None
             seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
+                              .options(joinedload(MatchSeat.bot))
                               .order_by(MatchSeat.seat)).all()
             rules = find_ruleset(match.ruleset)
             # ``state``: what the match page's badge shows from now on (static/replay.js).
@@ -330,7 +335,7 @@ def play(app: Flask, match_id: int, hb: _Held,
          watcher: MatchWatcher | None = None,
          calls: CallRecorder | None = None) -> MatchRecord:
     db = get_db(app)
-    with db.begin() as s:
+    with bookkeeping.slot(), db.begin() as s:
         match = s.get(Match, match_id)
         assert match is not None
         if match.lease_token != hb.token:  # taken over already: its attempts count is not ours

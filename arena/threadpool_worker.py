@@ -79,6 +79,7 @@ from rq.timeouts import BaseDeathPenalty
 from rq.utils import now
 from rq.worker import BaseWorker, DequeueStrategy, WorkerStatus
 
+from . import bookkeeping
 from .execution import JobControl, bind
 from .heap import gc_thresholds, settle_heap
 
@@ -435,6 +436,7 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
     thresholds = gc_thresholds(str(cfg["WORKER_GC_THRESHOLDS"]))
     if thresholds:
         gc.set_threshold(*thresholds)
+    bookkeeping.configure(int(cfg["WORKER_BOOKKEEPING_SLOTS"]))
     worker = ThreadPoolWorker(
         queues,
         connection=connection,

@@ -17,8 +17,10 @@ feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 A tournament has a stream ``<QUEUE_NAME>:live:tournament:<id>`` of ``changed`` events (a match of it
 started or finished, a round opened): the relay re-reads the tournament's live fragment.
 
-Publishing never stops a match: a Redis error is logged once and the match plays on without
-its broadcast.
+Events are queued, and one thread per process sends them in batches (:mod:`arena.live.outbox`);
+a publisher's :meth:`~LivePublisher.close` waits until its events are in Redis.  Publishing
+never stops a match: a Redis error is logged once and the match plays on without its
+broadcast.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ from referee.game.state import Deal
 from referee.runner.log import deal_json
 from referee.runner.match import DealRecord, TurnRecord
 
+from .. import bookkeeping
 from ..replay import deal_frames
+from .outbox import Event, outbox_for
 
 log = logging.getLogger(__name__)
 
@@ -77,23 +81,33 @@ class LivePublisher:
         self.max_len = int(config["LIVE_STREAM_MAX_EVENTS"])
         self.ttl = int(config["LIVE_STREAM_TTL_S"])
         self.max_bytes = int(config["LIVE_EVENT_MAX_BYTES"])
-        self.broken = False
+        self.outbox = outbox_for(redis, float(config["LIVE_FLUSH_MS"]) / 1000)
+
+    @property
+    def broken(self) -> bool:
+        """Whether this stream's broadcast has stopped (a Redis error; the match plays on)."""
+        return self.key in self.outbox.broken
 
     def publish(self, kind: str, data: Mapping[str, Any]) -> None:
-        if self.broken:
-            return
-        body = encode(data)
+        if not self.broken:
+            self.send(kind, encode(data))
+
+    def send(self, kind: str, body: str) -> None:
+        """Queue one encoded event for the stream (:mod:`arena.live.outbox` sends it)."""
         if len(body) > self.max_bytes:
             log.warning("%s: %s event of %d bytes not published", self.key, kind, len(body))
             return
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.xadd(self.key, {"t": kind, "d": body}, maxlen=self.max_len, approximate=True)
-            pipe.expire(self.key, self.ttl)
-            pipe.execute()
-        except RedisError as exc:
-            self.broken = True
-            log.warning("%s: live events stop (%s); the match plays on", self.key, exc)
+        self.outbox.put(Event(self.key, kind, body, self.max_len, self.ttl))
+
+    def flush(self) -> None:
+        """Wait until this publisher's events so far are in Redis (or given up on)."""
+        if not self.outbox.flush():
+            log.warning("%s: live events still unsent after the wait", self.key)
+
+    def close(self) -> None:
+        """The attempt is over: its events are sent, the stream's stopped mark forgotten."""
+        self.flush()
+        self.outbox.forget(self.key)
 
     # --- referee.runner.match.MatchWatcher --------------------------------------------------------
     def deal_started(self, record: DealRecord, deal: Deal) -> None:
@@ -112,10 +126,14 @@ class LivePublisher:
             "revealed": False,
         }
         if self.reveal:
-            frames = {**data, "revealed": True,
-                      "frames": deal_frames(self.rules, deal_json(record))}
-            if len(encode(frames)) <= self.max_bytes:
-                data = frames
+            # The replay frames are milliseconds of work that nobody's deadline waits for,
+            # and matches dealt alike end their deals together: a bookkeeping slot each.
+            with bookkeeping.slot():
+                body = encode({**data, "revealed": True,
+                               "frames": deal_frames(self.rules, deal_json(record))})
+                if len(body) <= self.max_bytes:
+                    self.send("deal_end", body)
+                    return
         self.publish("deal_end", data)
 
 

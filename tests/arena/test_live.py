@@ -229,6 +229,7 @@ def test_publishing_never_stops_a_match(app: Flask, sample_bots: dict[str, str])
     finally:
         for p in players:
             p.close()
+    pub.flush()
     assert pub.broken and record.deals[0].outcome is not None
 
 
@@ -242,6 +243,7 @@ def test_hands_are_kept_when_the_deals_will_be_dealt_again(
     finally:
         for p in players:
             p.close()
+    pub.close()
     entries = redis.xrange(pub.key)
     redis.delete(pub.key)
     held = {c for hand in record.deals[0].hands for c in mask_texts(hand)}

@@ -453,11 +453,12 @@ FREEZE_PROBE = """
 import gc
 from arena import create_app
 from arena.queue import get_queue
+from arena import bookkeeping
 from arena.worker import make_worker
 app = create_app()
 before = gc.get_freeze_count()
 make_worker(app, get_queue(app))
-print(before, gc.get_freeze_count(), *gc.get_threshold())
+print(before, gc.get_freeze_count(), bookkeeping.gate.slots, *gc.get_threshold())
 """
 
 
@@ -468,13 +469,15 @@ def test_a_pool_worker_takes_its_start_up_heap_out_of_the_collectors_walks(app: 
     import subprocess
     import sys
 
-    env = {**worker_env(app), "WORKER_GC_THRESHOLDS": "9000,30,200"}
+    env = {**worker_env(app), "WORKER_GC_THRESHOLDS": "9000,30,200",
+           "WORKER_BOOKKEEPING_SLOTS": "3"}
     out = subprocess.run([sys.executable, "-c", FREEZE_PROBE], env=env,
                          capture_output=True, text=True, timeout=120, check=True).stdout
-    before, after, *thresholds = (int(x) for x in out.split())
+    before, after, slots, *thresholds = (int(x) for x in out.split())
     assert before == 0
     assert after > 50_000  # the imported service: SQLAlchemy, RQ, Flask, the rules' tables
     assert thresholds == [9000, 30, 200]  # and collects young objects less often
+    assert slots == 3  # and lets that many threads do bookkeeping at once (arena.bookkeeping)
 
 
 def test_gc_thresholds_are_read_strictly() -> None:

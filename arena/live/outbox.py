@@ -1,0 +1,162 @@
+"""The live events of every match of a process, sent to Redis by one thread, in batches.
+
+Why
+---
+A pool worker plays a hundred matches at once, and each turn of each publishes a ``turn``
+event.  Sent by the match's own thread, every event was a Redis round trip of its own (a
+pipeline of XADD and EXPIRE: checking out a connection, packing, parsing two replies,
+checking it in), and that client-side work was a fifth of the interpreter time the whole
+worker spent (``py-spy --gil`` on ``bench/concurrency.py``): time that every deadline of
+every other match waits behind.  Here a match's thread only encodes its event and appends it
+to a list; one sender thread wakes every ``LIVE_FLUSH_MS``, takes everything pending and sends
+it in one pipeline: an XADD per event and one EXPIRE per stream.  A viewer sees a turn at most
+that much later, which nobody watching a card game can tell.
+
+Guarantees
+----------
+* **Order:** one sender, first in first out: each stream gets its events in the order they
+  were published.
+* **Delivered before the job ends:** :meth:`Outbox.flush` waits until everything queued so
+  far is sent (or dropped); a match's publisher flushes after its ``end`` event, so when a
+  job has returned its events are in Redis, as before.
+* **Never stops a match:** a Redis error drops that batch and stops the broadcast of every
+  stream in it for good (logged once per batch), exactly as a failed publish did before; the
+  matches play on.  A sender that cannot keep up (more than ``MAX_PENDING`` events waiting)
+  stops the streams that overflow it the same way, so memory stays bounded.
+
+One outbox per process and Redis client (:func:`outbox_for`); a forked process (RQ's work
+horse) starts its own sender, since threads do not survive a fork.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+
+from redis import Redis
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+MAX_PENDING = 100_000
+"""Events waiting to be sent beyond which new events are refused (their streams stop)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    key: str
+    kind: str
+    body: str
+    max_len: int
+    ttl_s: int
+
+
+class Outbox:
+    """Events waiting for the sender thread, and the streams whose broadcast has stopped."""
+
+    def __init__(self, redis: Redis, interval_s: float) -> None:
+        self.redis, self.interval_s = redis, interval_s
+        self._cond = threading.Condition()
+        self._pending: list[Event] = []
+        self._queued = 0
+        """Sequence number of the newest event queued."""
+        self._done = 0
+        """Sequence number of the newest event sent or dropped."""
+        self._hurry = False
+        self.broken: set[str] = set()
+        self._thread: threading.Thread | None = None
+
+    def put(self, event: Event) -> bool:
+        """Queue one event; False when its stream's broadcast has stopped."""
+        with self._cond:
+            if event.key in self.broken:
+                return False
+            if len(self._pending) >= MAX_PENDING:
+                self.broken.add(event.key)
+                log.warning("%s: live events stop (%d events wait to be sent)", event.key,
+                            len(self._pending))
+                return False
+            self._start()
+            self._pending.append(event)
+            self._queued += 1
+            return True
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until everything queued so far is sent or dropped (False: timed out)."""
+        with self._cond:
+            target = self._queued
+            if self._done >= target:
+                return True
+            self._hurry = True
+            self._cond.notify_all()
+            return self._cond.wait_for(lambda: self._done >= target, timeout_s)
+
+    def forget(self, key: str) -> None:
+        """A stream's publisher is done with it: its stopped mark is not needed any more."""
+        with self._cond:
+            self.broken.discard(key)
+
+    def _start(self) -> None:
+        if self._thread is None:  # called with the lock held
+            self._thread = threading.Thread(target=self._run, name="live-outbox", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._hurry, self.interval_s)
+                batch, self._pending, self._hurry = self._pending, [], False
+                upto = self._queued
+            if batch:
+                self._send(batch)
+            with self._cond:
+                self._done = upto
+                self._cond.notify_all()
+
+    def _send(self, batch: list[Event]) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        ttl_of: dict[str, int] = {}
+        for e in batch:
+            pipe.xadd(e.key, {"t": e.kind, "d": e.body}, maxlen=e.max_len, approximate=True)
+            ttl_of[e.key] = e.ttl_s
+        for key, ttl in ttl_of.items():  # after the stream's last XADD of the batch
+            pipe.expire(key, ttl)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except RedisError as exc:  # the connection: nothing of the batch is known to be sent
+            failed = set(ttl_of)
+            reason = str(exc)
+        else:  # a command refused (a key of another type, say): only its stream stops
+            xadds = replies[:len(batch)]  # then the EXPIREs
+            failed = {e.key for e, r in zip(batch, xadds, strict=True) if isinstance(r, Exception)}
+            reason = next((str(r) for r in replies if isinstance(r, Exception)), "")
+        if failed:
+            with self._cond:
+                self.broken.update(failed)
+            log.warning("live events stop for %d streams (%s); their matches play on",
+                        len(failed), reason)
+
+
+_boxes: dict[tuple[int, int], Outbox] = {}
+_boxes_lock = threading.Lock()
+
+
+def outbox_for(redis: Redis, interval_s: float) -> Outbox:
+    """This process's outbox for ``redis`` (created with its sender on first use)."""
+    key = (os.getpid(), id(redis))
+    with _boxes_lock:
+        box = _boxes.get(key)
+        if box is None or box.redis is not redis:
+            box = _boxes[key] = Outbox(redis, interval_s)
+        return box
+
+
+def _forget_after_fork() -> None:
+    global _boxes_lock
+    _boxes.clear()  # the parent's senders do not exist here
+    _boxes_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
