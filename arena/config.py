@@ -303,7 +303,8 @@ class Defaults:
     answered, or whose deadline fired, waits up to this long behind a busy thread, and
     behind each other thread that takes its turn first: with 140 matches in one process the
     default 5 ms made deadline overshoot p99 20-44 ms (``bench/concurrency.py``), 1 ms
-    (with ``WORKER_GC_THRESHOLDS``) 13-22 ms, at no cost in throughput."""
+    (with ``WORKER_GC_THRESHOLDS``) 13-22 ms, at no cost in throughput (and 6-10 ms with
+    the live outbox and ``WORKER_BOOKKEEPING_SLOTS``)."""
     WORKER_BOOKKEEPING_SLOTS: int = 2
     """How many threads of a pool worker may do a match's heavy bookkeeping at once
     (claiming, storing a result, building a deal's live replay; :mod:`arena.bookkeeping`).

@@ -31,8 +31,11 @@ are finished.  It prints, per run:
   claims, the referee, HTTP, finishing transactions);
 * deadline overshoot p50/p99/max: how long after its deadline each call to the hanging bot
   returned (latency - deadline, as the referee measured it) -- measured while the N matches
-  run -- and ``call overhead``: a thinking bot's call latency - its think time (referee and
-  loopback HTTP both ways, and the bot process's own scheduling).
+  run; ``waves p99``: of each probe's first two and last two timeouts only, which fire while
+  the matches start together and while matches dealt alike finish their deals together (the
+  tail used to live there: ``arena.bookkeeping``) -- and ``call overhead``: a thinking
+  bot's call latency - its think time (referee and loopback HTTP both ways, and the bot
+  process's own scheduling).
 
 The bots share the machine's cores with the worker, Redis and PostgreSQL: on a small machine
 the figures include their CPU contention too.
@@ -255,18 +258,22 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
     moves = 0
     overhead: list[float] = []
     overshoot: list[float] = []
+    in_waves: list[float] = []  # a probe's first two and last two timeouts (see below)
     late_probes = 0
     for m, doc in logs.items():
         deadline_ms = float(think_ms + PROBE_EXTRA_MS)
+        mine: list[float] = []
         for d in doc["deals"]:
             for t in d["turns"]:
                 if t["latency_ms"] is None:
                     continue
                 moves += 1
                 if m in probe_ids and t["seat"] == 0:
-                    overshoot.append(t["latency_ms"] - deadline_ms)
+                    mine.append(t["latency_ms"] - deadline_ms)
                 elif t["fault"] is None:
                     overhead.append(t["latency_ms"] - think_ms)
+        overshoot += mine
+        in_waves += mine[:2] + mine[-2:]
         ended = rows[m][2]
         if m in probe_ids and ended is not None and ended > last:
             late_probes += 1
@@ -297,6 +304,7 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
         "overshoot_p50_ms": percentile(overshoot, 0.5),
         "overshoot_p99_ms": percentile(overshoot, 0.99),
         "overshoot_max_ms": round(max(overshoot), 2) if overshoot else None,
+        "overshoot_waves_p99_ms": percentile(in_waves, 0.99),
         "call_overhead_p50_ms": percentile(overhead, 0.5),
         "call_overhead_p99_ms": percentile(overhead, 0.99),
     }
@@ -410,7 +418,8 @@ def line(r: dict[str, Any]) -> str:
             f"(family {r['worker_family_pss_mb']})  DB conns {r['db_connections_peak']} "
             f"(busy {r['db_connections_busy_peak']})  CPU/move {r['cpu_ms_per_move']} ms  "
             f"overshoot p50 {r['overshoot_p50_ms']} p99 {r['overshoot_p99_ms']} max "
-            f"{r['overshoot_max_ms']} ms (n={r['overshoot_samples']}, "
+            f"{r['overshoot_max_ms']} ms (waves p99 {r['overshoot_waves_p99_ms']}; "
+            f"n={r['overshoot_samples']}, "
             f"{r['probes_after_last_match']} probes ended late)  call overhead p50 "
             f"{r['call_overhead_p50_ms']} p99 {r['call_overhead_p99_ms']} ms  "
             f"failed {r['failed']}  (load {r['loadavg_1m_after']})")
