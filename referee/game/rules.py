@@ -631,9 +631,11 @@ class RuleSet:
             if self.penalty.assist_penalty:
                 # 002:69 'If the scoring system is by ranks ... then this rule doesn't apply!'
                 out.append(f"the assistance penalty does not apply to settlement={self.settlement}")
-        if self.straight_flushes is not None and not (
-            {FiveKind.STRAIGHT_FLUSH, FiveKind.ROYAL_FLUSH} & set(self.five_card_order)
-        ):
+        sf_listed = FiveKind.STRAIGHT_FLUSH in self.five_card_order
+        if self.straight_flushes is not None and not sf_listed:
+            # With no straight-flush type a one-suit run plays as a straight or a flush, and
+            # a royal flush is one run in any order: the option would order nothing, or
+            # silently reorder straights that happen to lie in one suit.
             out.append("straight_flushes needs straight-flush in five_card_order")
         if self.follow_president and not self.play_to_end:
             out.append("follow_president needs play_to_end")

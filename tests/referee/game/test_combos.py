@@ -1061,3 +1061,9 @@ def test_a_suited_run_of_the_straight_order_only_is_a_flush() -> None:
 def test_straight_flushes_need_a_straight_flush_type() -> None:
     with pytest.raises(ValueError, match="straight_flushes needs straight-flush"):
         rs("standard", straight_flushes="ace-low", five_card_order=["straight", "flush"])
+    # A royal flush alone is one run in every order: the option would order nothing but
+    # the straights that happen to lie in one suit (found by hypothesis: a suited A2345
+    # under straights=23456-high ranked by the straight-flush order).
+    with pytest.raises(ValueError, match="straight_flushes needs straight-flush"):
+        rs("standard", straights="23456-high", straight_flushes="23456-high-a2345-low",
+           five_card_order=["royal-flush", "straight"])
