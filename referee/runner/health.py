@@ -36,7 +36,7 @@ from referee.wire.netguard import DEFAULT_POLICY, NetPolicy
 from referee.wire.players import EXCEPTION, HttpPlayer, LocalPlayer, Player, Reply
 from referee.wire.protocol import check_description
 
-from .faults import ANSWER_TEXTS, plain_fault
+from .faults import ANSWER_TEXTS, TRANSPORT_TEXTS, plain_fault
 from .match import Limits, TurnRecord, deal_seed, run_match
 
 DEFAULT_OPPONENTS: tuple[tuple[str, str, str], ...] = (
@@ -125,27 +125,22 @@ def failure_reason(call: str, fault: str, detail: str, status: int | None,
     internal class names) never appear."""
     if fault in NO_ANSWER_FAULTS and status is None:
         return f"{call}: no HTTP answer from the bot URL within {deadline_s:g} s", True
+    # What only this context knows (the status, the deadline, the size cap); every other
+    # transport fault reads as everywhere else (referee.runner.faults).
     texts = {
-        Fault.DNS.value: "the bot URL's host name does not resolve",
-        Fault.REFUSED_ADDRESS.value: "the bot URL names an address the arena does not call "
-                                     "(private, loopback or reserved)",
-        Fault.BAD_URL.value: "the bot URL is not a valid http:// or https:// URL",
         Fault.TIMEOUT.value: f"the bot began answering (HTTP {status}) but did not finish "
                              f"within {deadline_s:g} s",
         Fault.CONNECTION.value: "the connection closed before the answer was complete",
-        Fault.PROTOCOL.value: "the answer is not valid HTTP/1.1 (malformed headers or body "
-                              "framing)",
         Fault.HTTP_STATUS.value: f"answered HTTP {status}; a 200 with a JSON object is "
                                  "expected",
         Fault.REDIRECT.value: f"answered a redirect (HTTP {status}); the arena never follows "
                               "redirects, so register the final URL",
         Fault.BODY_TOO_LARGE.value: f"the answer is larger than {max_body} bytes",
-        Fault.NOT_JSON.value: "the answer is not JSON (strict JSON in UTF-8 is expected)",
-        Fault.BAD_SHAPE.value: "the answer is JSON but not an object",
-        Fault.TLS.value: "the TLS handshake failed",
     }
     if fault in texts:
         return f"{call}: {texts[fault]}", False
+    if fault in TRANSPORT_TEXTS:
+        return f"{call}: {TRANSPORT_TEXTS[fault]}", False
     if fault in ANSWER_TEXTS:  # the detail is the referee's own words about the answer
         return f"{call}: {plain_fault(fault, detail)}", False
     if fault == EXCEPTION:  # an in-process player: its own traceback summary
