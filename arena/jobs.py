@@ -357,6 +357,7 @@ def play(app: Flask, match_id: int, hb: _Held,
         # A retry deals new cards: its bots saw the last attempt's (arena.reseed).  The log
         # records the seed dealt, so verify and the replay re-deal exactly what was played.
         seed = reseed.dealt_seed(s, match, match.attempts)
+        wire_id = wire_match_id(app.config, match_id, match.attempts)
         deals, limits = match.deals, limits_of(match)
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
     # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
@@ -377,7 +378,7 @@ def play(app: Flask, match_id: int, hb: _Held,
 
     try:
         return run_match(rules, players, seed, deals, limits,
-                         match_id=wire_match_id(app.config, match_id), on_turn=on_turn,
+                         match_id=wire_id, on_turn=on_turn,
                          watcher=watcher)
     finally:
         for p in players:

@@ -69,12 +69,18 @@ class DuplicateEndpointError(ValueError):
     """Two seats of one match would call the same endpoint."""
 
 
-def wire_match_id(config: Mapping[str, Any], match_id: int) -> str:
+def wire_match_id(config: Mapping[str, Any], match_id: int, attempt: int = 1) -> str:
     """The match id bots see (``m-`` and 16 hex digits): a keyed hash of the match number, so
     it has the same form as a health probe's random id and a bot cannot look it up in the
-    public API while it plays."""
+    public API while it plays.
+
+    Each attempt has its own: a retried match deals new cards (:mod:`arena.reseed`) from
+    turn 0 of deal 0 again, and bots may answer a repeated request (same ``match_id``,
+    ``deal_id`` and ``turn``, docs/protocol.md) from memory, which would replay the first
+    attempt's answers on the new hands.  A retry's id looks like any new match's."""
     key = str(config["SECRET_KEY"]).encode()
-    digest = hmac.new(key, f"arena-match:{match_id}".encode(), hashlib.sha256).digest()
+    name = f"arena-match:{match_id}" if attempt <= 1 else f"arena-match:{match_id}:{attempt}"
+    digest = hmac.new(key, name.encode(), hashlib.sha256).digest()
     return wire_id(int.from_bytes(digest[:8], "big"))
 
 

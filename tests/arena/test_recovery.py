@@ -124,10 +124,14 @@ def test_worker_killed_mid_match_completes_once(
     assert referee_log.verify(log).ok
     assert log["seed"] == body["seed"] == attempt_seed(5, 2) and body["match_seed"] == 5
     [slow] = [x["seat"] for x in body["seats"] if x["bot"]["id"] == table[-1]]
-    shown = {tuple(sorted(hand)) for mid, deal, hand in slow_hands  # its first moves of deal 0
-             if mid == wire_match_id(app.config, match_id) and deal == 0 and len(hand) == 13}
+    # Each attempt had its own match id: a bot that answers a repeated request from memory
+    # must not replay attempt 1's answers on the retry's new hands.
+    ids = [wire_match_id(app.config, match_id, attempt) for attempt in (1, 2)]
+    shown = {mid: tuple(sorted(hand)) for mid, deal, hand in slow_hands  # first move, deal 0
+             if mid in ids and deal == 0 and len(hand) == 13}
     first, retry = tuple(sorted(hand_of(5, slow))), tuple(sorted(log["deals"][0]["hands"][slow]))
-    assert first != retry and shown == {first, retry}  # attempt 1's hand, then the retry's
+    assert ids[0] != ids[1] and first != retry
+    assert shown == {ids[0]: first, ids[1]: retry}  # attempt 1's hand, then the retry's
 
 
 @both_backends

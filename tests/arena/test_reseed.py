@@ -26,6 +26,7 @@ from sqlalchemy import select
 
 from arena import execution, jobs
 from arena.live.channel import match_key, prefix_of
+from arena.matches import wire_match_id
 from arena.models import Match, MatchResult
 from arena.reseed import attempt_seed
 from arena.storage import get_db
@@ -133,7 +134,9 @@ def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
 
     [(wire, first)] = [(w, h) for (a, w), h in rec.hands.items() if a == 1]
     assert list(first) == [0]  # attempt 1 was stopped inside deal 0
-    second = rec.hands[(2, wire)]
+    wire_again = wire_match_id(app.config, match_id, 2)
+    assert wire_again != wire == wire_match_id(app.config, match_id, 1)
+    second = rec.hands[(2, wire_again)]  # new cards under a new id: nothing remembered replays
     doc = stored_log(app, match_id)
     assert doc["seed"] == attempt_seed(5, 2)
     assert referee_log.verify(doc).ok  # the log re-deals exactly what was played
@@ -183,7 +186,9 @@ def test_a_retried_duplicate_rotation_keeps_the_tables_deals(
     assert {doc["seed"] for doc in logs.values()} == table_seed  # one deal for the table
     assert all(referee_log.verify(doc).ok for doc in logs.values())
     [(wire, first)] = [(w, h) for (a, w), h in rec.hands.items() if a == 1]
-    assert rec.hands[(2, wire)][0] == first[0]  # the retry dealt the rotation's hand again
+    wire_again = wire_match_id(app.config, retried, 2)  # (the siblings played after it)
+    assert wire_again != wire
+    assert rec.hands[(2, wire_again)][0] == first[0]  # the rotation's hand, dealt again
     # Every bot held every hand of the deal once, the retried rotation's included.
     held = {(bot, tuple(sorted(logs[m]["deals"][0]["hands"][seat_of(app, m, bot)])))
             for m in rotations for bot in [*bots, me]}
