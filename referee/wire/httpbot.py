@@ -269,6 +269,10 @@ class _StaleError(Exception):
     """A reused keep-alive connection died before any byte of the answer: retry elsewhere."""
 
 
+_STATUS_FAULTS = frozenset({Fault.HTTP_STATUS, Fault.REDIRECT})
+"""Faults decided by a complete response head: what comes after it cannot change them."""
+
+
 def _timeout() -> _CallFaultError:
     return _CallFaultError(Fault.TIMEOUT, "no complete answer before the deadline")
 
@@ -581,8 +585,10 @@ class BotClient:
                 body=raw,
             )
         latency = time.monotonic() - start
-        if fault is Fault.TIMEOUT or latency > deadline_s:
-            # Nothing read from a call cut off at its deadline is trusted.
+        if fault is Fault.TIMEOUT or (latency > deadline_s and fault not in _STATUS_FAULTS):
+            # Nothing read from a call cut off at its deadline is trusted, but a non-2xx
+            # status whose whole head came in time (h11 parsed it): its body is only read
+            # for the owner's view, up to the deadline.
             return _fail(Fault.TIMEOUT, f"no complete answer within {deadline_s:.3f}s", latency)
         return _fail(fault, detail, latency, status_seen, error_body)
 
@@ -783,6 +789,12 @@ class BotClient:
             if event is h11.NEED_DATA:
                 try:
                     data = _bounded(sock, deadline, sock.recv, _RECV_SIZE)
+                except _CallFaultError:
+                    # The status was in before the deadline: it is the verdict, with what
+                    # came of its body (a body that stalls is no reason to call it a timeout).
+                    if error is not None:
+                        raise self._status_fault(error, chunks) from None
+                    raise
                 except _STALE_ERRORS:
                     if reused and not got_bytes:
                         raise _StaleError from None

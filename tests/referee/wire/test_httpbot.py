@@ -310,6 +310,27 @@ def test_a_non_2xx_answer_cut_short_is_still_its_status() -> None:
     assert result.body == TRACEBACK
 
 
+def test_a_non_2xx_answer_whose_body_stalls_is_its_status_at_the_deadline() -> None:
+    """The body of a 500 is read for its author only within the call's deadline; when it
+    stalls, the call ends at the deadline as the HTTP 500 it is, not as a timeout."""
+    release = threading.Event()
+
+    def stall(conn: socket.socket, bot: bb.BadBot) -> None:
+        if bb.read_request(conn, bytearray()) is None:
+            return
+        conn.sendall(bb.response_bytes(TRACEBACK, "500 Internal Server Error",
+                                       content_length=len(TRACEBACK) + 500))
+        release.wait(30)
+
+    try:
+        result, elapsed, _ = call_once(stall)
+    finally:
+        release.set()
+    assert result.fault is Fault.HTTP_STATUS and result.status == 500
+    assert result.body == TRACEBACK
+    assert DEADLINE * 0.9 <= elapsed < SLACK  # the deadline still ended the call
+
+
 def test_redirect_is_never_followed(redirect_trap: bb.BadBot) -> None:
     before = redirect_trap.connections
     result, _, _ = call_once(_redirect_behaviour(), deadline=AMPLE)
