@@ -110,7 +110,12 @@ class Outbox:
                 batch, self._pending, self._hurry = self._pending, [], False
                 upto = self._queued
             if batch:
-                self._send(batch)
+                try:
+                    self._send(batch)
+                except Exception:  # the sender must outlive any batch, or every flush waits
+                    log.exception("live events stop for a batch of %d", len(batch))
+                    with self._cond:
+                        self.broken.update(e.key for e in batch)
             with self._cond:
                 self._done = upto
                 self._cond.notify_all()

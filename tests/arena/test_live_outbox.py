@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -112,3 +113,28 @@ def test_a_forked_process_sends_its_own_events(redis: Redis) -> None:
     assert [f[b"d"] for _, f in redis.xrange(childs)] == [b"child"]
     assert outbox_for(redis, 0.01) is parent
     redis.delete(mine, childs)
+
+
+
+class FirstBatchBreaks(Redis):
+    """The real Redis, except that building the first batch fails with what no Redis error
+    is (a bug, say): the sender must go on with the next."""
+
+    broke = False
+
+    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.broke:
+            self.broke = True
+            raise RuntimeError("a batch that cannot be built")
+        return super().pipeline(*args, **kwargs)
+
+
+def test_the_sender_outlives_a_batch_it_cannot_send(redis_url: str) -> None:
+    redis = FirstBatchBreaks.from_url(redis_url)
+    box = Outbox(redis, interval_s=3600)
+    bad, good = keyed(2)
+    assert box.put(event(bad, "1")) and box.flush()  # handled, not waited for in vain
+    assert box.broken == {bad}
+    assert box.put(event(good, "1")) and box.flush()
+    assert redis.xlen(good) == 1 and redis.xlen(bad) == 0
+    redis.delete(good)
