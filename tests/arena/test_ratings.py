@@ -190,3 +190,93 @@ def test_the_check_reads_one_snapshot_while_matches_finish(
     finally:
         os.environ.pop("DATABASE_URL", None)
         os.environ.pop("ARENA_INSTANCE_PATH", None)
+
+
+# --- the rating charts' points -----------------------------------------------------------
+
+
+def _histories(app: Flask, lengths: list[int]) -> dict[int, int]:
+    """Bots with rating histories of ``lengths`` games (each game its own finished match and
+    result), the first bot's game 3 recorded twice (the newer event must win); returns each
+    bot's count of games."""
+    from arena.models import Bot, Match, MatchResult, utcnow
+
+    rng = random.Random(11)
+    games_of: dict[int, int] = {}
+    with get_db(app).begin() as s:
+        for i, n in enumerate(lengths):
+            b = Bot(name=f"h{i}", url="http://x", token_hash="0" * 64)
+            s.add(b)
+            s.flush()
+            rating = 1500.0
+            numbers = list(range(1, n + 1)) + ([3] if i == 0 and n >= 3 else [])
+            for g in numbers:
+                m = Match(kind="admin", state="finished", ruleset="standard",
+                          family="classic", deals=1, seed=g, limits={}, finished_at=utcnow())
+                s.add(m)
+                s.flush()
+                res = MatchResult(match_id=m.id, family="classic", totals={}, log_gz=b"")
+                s.add(res)
+                s.flush()
+                after = rating + rng.uniform(-20, 20)
+                s.add(RatingEvent(result_id=res.id, match_id=m.id, bot_id=b.id,
+                                  family="classic", before=rating, after=after, games=g))
+                rating = after
+            games_of[b.id] = n
+    return games_of
+
+
+def _reference(app: Flask, games_of: dict[int, int],
+               points: int) -> dict[int, list[tuple[float, float]]]:
+    """The chart's points read the slow, obvious way: every event of the bot, the newest of
+    each game number, at :func:`sample_games`'s numbers."""
+    from arena.ratings import sample_games
+
+    out = {}
+    with get_db(app).begin() as s:
+        for bot_id, n in games_of.items():
+            by_games = {e.games: e for e in s.scalars(
+                select(RatingEvent).where(RatingEvent.bot_id == bot_id)
+                .order_by(RatingEvent.id))}
+            wanted = sample_games(n, points - 1)
+            line = [(0.0, by_games[1].before)] if wanted else []
+            out[bot_id] = line + [(float(g), by_games[g].after) for g in wanted]
+    return out
+
+
+@both_backends
+def test_rating_series_are_the_sampled_events_in_one_statement(app: Flask) -> None:
+    """Every line of a chart is its bot's events at :func:`sample_games`'s numbers, the
+    newest event of a game number winning, whether PostgreSQL reads a history as one range
+    or probes it (``dense``); and on PostgreSQL all the lines cost one statement."""
+    from sqlalchemy import event
+
+    from arena.ratings import rating_series
+
+    games_of = _histories(app, [12, 0, 1, 2, 9, 10, 17, 40, 41])
+    db = get_db(app)
+    for points in (10, 11, 200):
+        want = _reference(app, games_of, points)
+        for dense in (0, 2, 1000):
+            seen: list[str] = []
+
+            def count(*args: object, seen: list[str] = seen) -> None:
+                seen.append(str(args[2]))
+
+            with db.begin() as s:
+                event.listen(db.engine, "before_cursor_execute", count)
+                try:
+                    got = rating_series(s, "classic", games_of, points, dense=dense)
+                finally:
+                    event.remove(db.engine, "before_cursor_execute", count)
+            assert got == want, (points, dense)
+            if db.dialect == "postgresql":
+                assert len(seen) == 1, seen
+
+
+def test_sample_games_is_evenly_spaced_rounding_half_up() -> None:
+    from arena.ratings import sample_games
+
+    # 1 + 9 * i / 6 for i = 0..6: 1, 2.5, 4, 5.5, 7, 8.5, 10 -> halves round up.
+    assert sample_games(10, 7) == [1, 3, 4, 6, 7, 9, 10]
+    assert sample_games(10, 1) == [1, 10]
