@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
-from sqlalchemy import ColumnElement, exists, func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy import ColumnElement, exists, func, or_, select
+from sqlalchemy.orm import Session, aliased, selectinload
 
 from referee import preset_names
 
@@ -55,6 +55,45 @@ BY_RANK = (Rating.rating.desc(), Rating.bot_id)
 """A family's order: the leaderboard's and its ranks' (ties by the older bot)."""
 
 
+def search(s: Session, family: str, q: str, limit: int,
+           offset: int) -> list[tuple[int, int]]:
+    """``(bot_id, rank in the whole family)`` of the listed bots whose name starts with
+    ``q`` (any case), in the family's order, ``limit`` of them from ``offset``: one
+    statement.
+
+    The rank is not a window over the family (every listed rating read, sorted and numbered:
+    12-15 ms of SQL at 10,000 bots) but counted for the page's hits only, each hit as the
+    listed ratings between it and the previous hit (``ix_ratings_family_rating``, index
+    only), so the page reads the family's index down to its last hit at most once; the
+    deleted bots are left out by one hashed list of them.  Ranks as the window's would be:
+    ``rank() OVER (ORDER BY`` :data:`BY_RANK` ``)``, ties in rating by the older bot."""
+    hits = (select(Rating.bot_id, Rating.rating).join(Bot, Bot.id == Rating.bot_id)
+            .where(Rating.family == family, Bot.deleted_at.is_(None),
+                   func.lower(Bot.name).startswith(q.lower(), autoescape=True))
+            .order_by(*BY_RANK).limit(limit).offset(offset).cte("hits"))
+    order = (hits.c.rating.desc(), hits.c.bot_id)
+    p = select(hits.c.bot_id, hits.c.rating,
+               func.lag(hits.c.rating).over(order_by=order).label("prev_rating"),
+               func.lag(hits.c.bot_id).over(order_by=order).label("prev_bot")).subquery("p")
+    r = aliased(Rating)
+    top = select(func.max(Rating.rating)).where(Rating.family == family).scalar_subquery()
+    between = (select(func.count()).select_from(r).where(
+        r.family == family, r.rating >= p.c.rating,
+        r.rating <= func.coalesce(p.c.prev_rating, top),  # the index range; exactly:
+        or_(r.rating > p.c.rating, r.bot_id < p.c.bot_id),  # ahead of the hit,
+        or_(p.c.prev_rating.is_(None), r.rating < p.c.prev_rating,  # after the previous
+            r.bot_id > p.c.prev_bot),
+        r.bot_id.not_in(select(Bot.id).where(Bot.deleted_at.is_not(None))))
+        .scalar_subquery())
+    out: list[tuple[int, int]] = []
+    rank = 0
+    for bot_id, gap in s.execute(select(p.c.bot_id, between)
+                                 .order_by(p.c.rating.desc(), p.c.bot_id)):
+        rank += int(gap) + 1
+        out.append((int(bot_id), rank))
+    return out
+
+
 def rating_json(r: Rating) -> dict[str, Any]:
     return {"family": r.family, "rating": round(r.rating, 2), "games": r.games,
             "provisional": provisional(r.games)}
@@ -78,17 +117,9 @@ def leaderboard() -> str:
     size = int(cfg["LEADERBOARD_PAGE_SIZE"])
     families = sorted(set(s.scalars(select(RatingFamily.name))) | {DEFAULT_FAMILY})
     if q:
-        # The rank in the whole family is a window over the family's index (10,000 bots:
-        # 12-15 ms of SQL); the name filter applies to the ranked rows.
-        ranked = (select(Rating.bot_id, func.rank().over(order_by=BY_RANK).label("rank"))
-                  .where(listed(family)).subquery())
-        hits = s.execute(select(ranked.c.bot_id, ranked.c.rank)
-                         .join(Bot, Bot.id == ranked.c.bot_id)
-                         .where(func.lower(Bot.name).startswith(q.lower(), autoescape=True))
-                         .order_by(ranked.c.rank).limit(size + 1).offset((page - 1) * size)
-                         ).all()
+        hits = search(s, family, q, size + 1, (page - 1) * size)
         ids = [b for b, _ in hits]
-        ranks = {b: int(r) for b, r in hits}
+        ranks = dict(hits)
         by_id = {r.bot_id: r for r in s.scalars(
             select(Rating).options(selectinload(Rating.bot))
             .where(Rating.family == family, Rating.bot_id.in_(ids)))}

@@ -397,6 +397,47 @@ def test_leaderboard_is_paginated_and_searchable_with_global_ranks(app: Flask) -
     assert client.get("/leaderboard?page=999999999").status_code == 200
 
 
+@both_backends
+def test_search_ranks_equal_the_window_over_the_family(app: Flask) -> None:
+    """The search's ranks, counted for its hits only, are the ranks of a window over the
+    whole family: ties in rating (by the older bot), deleted bots (never listed, nor
+    counted ahead of anyone), names in any case, every page and page size."""
+    from sqlalchemy import update
+
+    from arena.models import Rating
+    from arena.routes.ratings import BY_RANK, listed, search
+
+    rng = random.Random(3)
+    with get_db(app).begin() as s:
+        ids = []
+        for i in range(90):
+            b = Bot(name=f"{rng.choice(['ab', 'AB', 'Ac', 'b'])}-{i:03}", url="http://x",
+                    token_hash="0" * 64)
+            s.add(b)
+            s.flush()
+            ids.append(b.id)
+            s.add(Rating(bot_id=b.id, family="classic", games=1,
+                         rating=rng.choice([1480.0, 1500.0, 1500.0, 1512.5, 1530.0])
+                         + (rng.random() if i % 3 == 0 else 0.0)))
+            s.add(Rating(bot_id=b.id, family="other", games=1, rating=1500.0))
+        s.execute(update(Bot).where(Bot.id.in_(rng.sample(ids, 15))).values(deleted_at=utcnow()))
+    with get_db(app).begin() as s:
+        ranked = (select(Rating.bot_id, func.rank().over(order_by=BY_RANK).label("rank"))
+                  .where(listed("classic")).subquery())
+        window = {b: int(r) for b, r in s.execute(select(ranked.c.bot_id, ranked.c.rank))}
+        names = dict(s.execute(select(Bot.id, Bot.name).where(Bot.deleted_at.is_(None))).all())
+        for q in ("ab", "AB-0", "a", "b-", "ac-01", "zz", ""):
+            want = sorted((window[b], b) for b, n in names.items()
+                          if n.lower().startswith(q.lower()) and b in window)
+            for limit, offset in ((5, 0), (5, 5), (7, 14), (100, 0), (3, 60)):
+                got = search(s, "classic", q, limit, offset)
+                assert got == [(b, r) for r, b in want[offset:offset + limit]], (q, limit,
+                                                                                 offset)
+        assert search(s, "other", "a", 100, 0)  # another family: ties all the way
+        ranks = [r for _, r in search(s, "other", "", 100, 0)]
+        assert ranks == list(range(1, 76))
+
+
 # --- charts and counts ------------------------------------------------------------------------
 
 
