@@ -69,7 +69,7 @@ def test_0007_widens_rule_set_names_keeping_every_row(database_url: str) -> None
             ):
                 conn.execute(sa.text(statement))
         tables_before = set(inspect(db.engine).get_table_names())
-        upgrade(db)
+        upgrade(db, "0007")
         assert current_revision(db) == "0007"
         assert set(inspect(db.engine).get_table_names()) == tables_before
         with db.engine.begin() as conn:
@@ -97,7 +97,7 @@ def test_0007_widens_rule_set_names_keeping_every_row(database_url: str) -> None
         assert {c["name"]: c["type"] for c in inspect(db.engine).get_columns("matches")}[
             "ruleset"].length == 64
         assert "ix_matches_ruleset_id" not in index_names(db)
-        upgrade(db)
+        upgrade(db, "0007")
         assert current_revision(db) == "0007"
     finally:
         db.dispose()
@@ -115,3 +115,17 @@ def index_names(db: Database) -> set[str]:
              else "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")
     with db.engine.connect() as conn:
         return set(conn.execute(sa.text(query)).scalars())
+
+
+@both_backends
+def test_0008_adds_the_search_indexes_and_takes_them_back(database_url: str) -> None:
+    db = Database(database_url)
+    try:
+        upgrade(db, "0007")
+        assert not {"ix_bots_name_lower", "ix_bots_deleted"} & index_names(db)
+        upgrade(db, "0008")
+        assert {"ix_bots_name_lower", "ix_bots_deleted"} <= index_names(db)
+        upgrade_or_downgrade(db, "0007")
+        assert not {"ix_bots_name_lower", "ix_bots_deleted"} & index_names(db)
+    finally:
+        db.dispose()
