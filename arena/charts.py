@@ -81,12 +81,16 @@ def rating_chart(
 
     series = []
     for k, (name, hist, href) in enumerate(histories):
-        pts = [(round(x(g), 1), round(y(v), 1)) for g, v in hist]
-        if not pts:
+        if not hist:
             continue
+        # The points attribute formatted straight from the floats (``.1f`` is exactly
+        # ``round(_, 1)``), no tuple a point: 8 lines of 200 points 2.9 -> 1.6 ms.
+        xy = [(x(g), y(v)) for g, v in hist]
+        dotted = len(xy) <= 40
+        pts = [(round(a, 1), round(b, 1)) for a, b in (xy if dotted else xy[-1:])]
         series.append(Series(name, PALETTE[k % len(PALETTE)],
-                             " ".join(f"{a},{b}" for a, b in pts), pts[-1], href,
-                             pts if len(pts) <= 40 else []))
+                             " ".join([f"{a:.1f},{b:.1f}" for a, b in xy]), pts[-1], href,
+                             pts if dotted else []))
     yticks = []
     v = lo
     while v <= hi + 1e-9:

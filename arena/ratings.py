@@ -306,7 +306,7 @@ def rating_series(s: Session, family: str, games_of: Mapping[int, int],
     if wanted and s.get_bind().dialect.name == "postgresql":
         rows = s.connection().execute(SAMPLED_PG, {
             "bots": list(wanted), "games": list(wanted.values()), "family": family,
-            "k": k, "dense": dense * k})
+            "k": k, "dense": dense * k}).all()  # one fetch: iterated, a fetch a row
         for bot_id, g, before, after in rows:
             found[bot_id][g] = (before, after)  # ordered by id: the newest wins
     else:
