@@ -256,6 +256,12 @@ class Defaults:
     SITE_COUNTS_TTL_S: float = 10.0
     """How long the home page reuses its counts of bots and tournaments (one small cached
     aggregate per process; the count of finished matches is a maintained counter)."""
+    READYZ_CACHE_S: float = 0.5
+    """How long a web process answers ``/readyz`` with its last probe of the database and
+    Redis instead of probing again (one probe at a time, the others wait for it): a flood of
+    probes is at most one round trip to each per process per this time, and a database or
+    Redis going down is reported within it (plus the probe's own time).  0: probe on every
+    request."""
     READ_CACHE_S: float = 2.0
     """Longest time a web process answers a public GET from its memory instead of rendering
     it again (:mod:`arena.readcache`): no answer is older than this.  A write through the

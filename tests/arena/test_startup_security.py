@@ -101,6 +101,46 @@ def test_readyz_when_all_is_well(app: Flask) -> None:
                             "checks": {"database": "ok", "redis": "ok"}}
 
 
+def test_readyz_reuses_one_probe_for_its_bound_and_reports_a_failure_within_it(
+    app: Flask
+) -> None:
+    """A flood of ``/readyz`` costs one database round trip per ``READYZ_CACHE_S``; a part
+    going down is reported once the probe is that old, not later."""
+    from sqlalchemy import event
+
+    from arena.queue import QueueService
+    from arena.routes.site import Readiness
+
+    now = [100.0]
+    Readiness.of(app).clock = lambda: now[0]
+    client = app.test_client()
+    engine = get_db(app).engine
+    seen: list[str] = []
+
+    def count(*args: Any) -> None:
+        if args[2] == "SELECT 1":  # the probe's (SQLite opens a transaction first)
+            seen.append(args[2])
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        assert [client.get("/readyz").status_code for _ in range(5)] == [200] * 5
+        assert len(seen) == 1  # one probe for the five
+        app.config["REDIS_URL"] = "redis://127.0.0.1:1/0"  # Redis goes down:
+        app.extensions["arena.queue"] = QueueService(app)  # the app's client now points there
+        now[0] += 0.49
+        assert client.get("/readyz").status_code == 200  # within the bound: the last probe
+        now[0] += 0.01
+        r = client.get("/readyz")  # the probe is 0.5 s old: probed again, down
+        assert r.status_code == 503 and r.get_json()["checks"]["redis"] == "down"
+        assert len(seen) == 2
+        app.config["READYZ_CACHE_S"] = 0.0  # off: every request probes
+        for _ in range(3):
+            client.get("/readyz")
+        assert len(seen) == 5
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
 # --- cookies -----------------------------------------------------------------------------
 
 
