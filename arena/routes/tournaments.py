@@ -51,6 +51,7 @@ from ..tournaments.models import Tournament
 from ..tournaments.present import (
     archive,
     bracket_json,
+    live_state,
     live_tag,
     round_sizes,
     standings_json,
@@ -261,10 +262,10 @@ def _tournament_context(t: Tournament) -> dict[str, Any]:
                                 **live_args)}
 
 
-def _render_key(t: Tournament, tag: str) -> tuple[Any, ...]:
+def _render_key(tournament_id: int, tag: str) -> tuple[Any, ...]:
     cfg = current_app.config
     return (str(cfg["DATABASE_URL"]), cfg["TOURNAMENT_PAGE_TABLES"],
-            cfg["TOURNAMENT_PAGE_STANDINGS"], t.id, tag, request.args.get("round"),
+            cfg["TOURNAMENT_PAGE_STANDINGS"], tournament_id, tag, request.args.get("round"),
             request.args.get("tables"))
 
 
@@ -276,7 +277,7 @@ def tournament_page(tournament_id: int) -> tuple[str, int] | str | Response:
     t = s.get(Tournament, tournament_id)
     if t is None:
         return page_not_found(f"tournament {tournament_id}")
-    key = ("page", *_render_key(t, live_tag(s, t)))
+    key = ("page", *_render_key(t.id, live_tag(s, t)))
     return TOURNAMENT_RENDERS.get(
         key, lambda: render_template("tournament.html", **_tournament_context(t)))
 
@@ -287,20 +288,27 @@ def tournament_page(tournament_id: int) -> tuple[str, int] | str | Response:
                                    304: (None, "unchanged")},
       errors={404: "no such tournament"})
 def tournament_live(tournament_id: int) -> Response:
+    """The fragment, or 304 while its tag is the one the poll sends: a poll whose answer is
+    unchanged or already rendered costs one statement (:func:`live_state`: the tag and the
+    state, without loading the tournament), as fresh as the database."""
     s = session()
-    t = s.get(Tournament, tournament_id)
-    if t is None:
+    found = live_state(s, tournament_id)
+    if found is None:
         return page_not_found(f"tournament {tournament_id}")
-    tag = live_tag(s, t)
+    tag, state = found
     if tag in [x.strip() for x in request.headers.get("If-None-Match", "").split(",")]:
         resp = Response(status=304)
     else:
-        key = ("live", *_render_key(t, tag))
-        resp = Response(TOURNAMENT_RENDERS.get(
-            key, lambda: render_template("_tournament_live.html", **_tournament_context(t))))
+
+        def render() -> str:
+            t = get_tournament(tournament_id)  # loaded only to render
+            return render_template("_tournament_live.html", **_tournament_context(t))
+
+        resp = Response(TOURNAMENT_RENDERS.get(("live", *_render_key(tournament_id, tag)),
+                                               render))
     resp.headers["ETag"] = tag
     resp.headers["Cache-Control"] = "no-cache"
-    resp.headers["X-Tournament-State"] = t.state
+    resp.headers["X-Tournament-State"] = state
     return resp
 
 

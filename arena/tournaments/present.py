@@ -108,11 +108,36 @@ def progress(s: Session, t: Tournament) -> dict[str, int]:
     return {k: int(counts.get(k, 0)) for k in ("queued", "running", "finished", "failed")}
 
 
+PROGRESS_STATES = ("queued", "running", "finished", "failed")
+
+
 def live_tag(s: Session, t: Tournament) -> str:
     """Changes whenever anything a spectator sees changes (a match starts or finishes, a
     round opens or closes)."""
-    p = progress(s, t)
-    return f'"t{t.id}-v{t.version}-{p["queued"]}-{p["running"]}-{p["finished"]}-{p["failed"]}"'
+    return _tag(t.id, t.version, progress(s, t))
+
+
+def _tag(tournament_id: int, version: int, p: dict[str, int]) -> str:
+    return (f'"t{tournament_id}-v{version}-{p["queued"]}-{p["running"]}-{p["finished"]}'
+            f'-{p["failed"]}"')
+
+
+def live_state(s: Session, tournament_id: int) -> tuple[str, str] | None:
+    """The tournament's :func:`live_tag` and state, read in one statement (the tournament's
+    row and its matches counted per state), or None when there is no such tournament: what
+    a poll of the live fragment needs to answer 304, without loading the tournament."""
+    counts = [func.count(Match.id).filter(Match.state == state) for state in PROGRESS_STATES]
+    row = s.execute(
+        select(Tournament.version, Tournament.state, *counts)
+        .outerjoin(TournamentMatch, TournamentMatch.tournament_id == Tournament.id)
+        .outerjoin(Match, Match.id == TournamentMatch.match_id)
+        .where(Tournament.id == tournament_id)
+        .group_by(Tournament.id, Tournament.version, Tournament.state)).first()
+    if row is None:
+        return None
+    version, state, *n = row
+    return _tag(tournament_id, int(version), dict(zip(PROGRESS_STATES, map(int, n),
+                                                      strict=True))), str(state)
 
 
 def tournament_json(s: Session, t: Tournament) -> dict[str, Any]:

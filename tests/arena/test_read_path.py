@@ -575,3 +575,42 @@ def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask)
     assert after != first  # one more match played: a new render
     live = client.get(f"{url}/live").get_data(as_text=True)
     assert live in after
+
+
+@both_backends
+def test_a_live_poll_costs_one_statement_and_is_as_fresh_as_the_database(app: Flask) -> None:
+    """A poll of the live fragment, answered 304 or from the rendered fragment, sends one
+    statement (the tag and the state together), and its tag is :func:`live_tag`'s: it
+    changes the moment a match finishes."""
+    from arena.tournaments.models import Tournament
+    from arena.tournaments.present import live_tag
+
+    data = seed(app, 12)
+    client = app.test_client()
+    url = f"/tournaments/{data.swiss}/live"
+    first = client.get(url)
+    tag = first.headers["ETag"]
+    with get_db(app).begin() as s:
+        t = s.get(Tournament, data.swiss)
+        assert t is not None and tag == live_tag(s, t)
+    with counting(app) as statements:
+        unchanged = client.get(url, headers={"If-None-Match": tag})
+        rendered = client.get(url)
+    assert unchanged.status_code == 304 and unchanged.headers["ETag"] == tag
+    assert rendered.get_data() == first.get_data()
+    sent = [x for x in statements if not x.startswith("BEGIN")]  # (SQLite's transaction)
+    assert len(sent) == 2, sent  # one a poll
+    with get_db(app).begin() as s:
+        queued = s.scalar(select(TournamentMatch.match_id)
+                          .join(Match, Match.id == TournamentMatch.match_id)
+                          .where(TournamentMatch.tournament_id == data.swiss,
+                                 Match.state == "queued").limit(1))
+    log_gz, totals = real_log()
+    finish_directly(app, queued, log_gz, totals, random.Random(1))
+    after = client.get(url, headers={"If-None-Match": tag})
+    assert after.status_code == 200 and after.headers["ETag"] != tag
+    with get_db(app).begin() as s:
+        t = s.get(Tournament, data.swiss)
+        assert t is not None and after.headers["ETag"] == live_tag(s, t)
+        assert after.headers["X-Tournament-State"] == t.state
+    assert client.get("/tournaments/999999/live").status_code == 404
