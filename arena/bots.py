@@ -387,6 +387,19 @@ def latest_admission_check(s: Session, bot_id: int) -> HealthCheck | None:
                      .order_by(HealthCheck.id.desc()).limit(1)).first()
 
 
+def bot_and_latest_check(s: Session,
+                         bot_id: int) -> tuple[Bot | None, HealthCheck | None]:
+    """The bot and its :func:`latest_admission_check` in one statement (a check's poll:
+    one round trip, not two)."""
+    latest = (select(HealthCheck.id).where(HealthCheck.bot_id == Bot.id,
+                                           HealthCheck.purpose.in_(ADMISSION))
+              .order_by(HealthCheck.id.desc()).limit(1).correlate(Bot).scalar_subquery())
+    row = s.execute(select(Bot, HealthCheck)
+                    .outerjoin(HealthCheck, HealthCheck.id == latest)
+                    .where(Bot.id == bot_id)).first()
+    return (None, None) if row is None else (row[0], row[1])
+
+
 def check_state(check: HealthCheck) -> str:
     """``queued``, ``running``, ``passed`` or ``failed``."""
     if check.state != "done":

@@ -465,9 +465,11 @@ def rotate_signing_secret(bot_id: int) -> Response:
            {200: (out.CheckStatus, "the check")},
            errors={404: "no such bot, or it has no check"})
 def bot_check(bot_id: int) -> Response:
-    """The bot's newest submission / URL-change / re-check check (poll until ``done``)."""
-    bot = get_bot(bot_id)
-    check = bot_service.latest_admission_check(session(), bot.id)
+    """The bot's newest submission / URL-change / re-check check (poll until ``done``):
+    one statement."""
+    bot, check = bot_service.bot_and_latest_check(session(), bot_id)
+    if bot is None or bot.deleted_at is not None:
+        raise ApiError(404, "not_found", f"no bot {bot_id}")
     if check is None:
         raise ApiError(404, "not_found", f"bot {bot_id} has no check to wait for")
     resp = jsonify({**check_json(check), "bot_status": bot.status,

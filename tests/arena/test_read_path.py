@@ -614,3 +614,26 @@ def test_a_live_poll_costs_one_statement_and_is_as_fresh_as_the_database(app: Fl
         assert t is not None and after.headers["ETag"] == live_tag(s, t)
         assert after.headers["X-Tournament-State"] == t.state
     assert client.get("/tournaments/999999/live").status_code == 404
+
+
+@both_backends
+def test_a_check_poll_costs_one_statement(app: Flask) -> None:
+    """``/api/bots/<id>/check`` reads the bot and its newest admission check together; a
+    deleted bot or one without a check is a 404 as before."""
+    from sqlalchemy import update
+
+    data = seed(app, 12)
+    client = app.test_client()
+    url = f"/api/bots/{data.busy}/check"
+    client.get(url)
+    with counting(app) as statements:
+        r = client.get(url)
+    assert r.status_code == 200 and r.get_json()["bot_status"]
+    sent = [x for x in statements if not x.startswith("BEGIN")]
+    assert len(sent) == 1, sent
+    with get_db(app).begin() as s:
+        s.execute(update(Bot).where(Bot.id == data.busy).values(deleted_at=utcnow()))
+        s.execute(HealthCheck.__table__.delete().where(HealthCheck.bot_id == data.bots[1]))
+    assert client.get(url).status_code == 404
+    assert client.get(f"/api/bots/{data.bots[1]}/check").status_code == 404
+    assert client.get("/api/bots/999999/check").status_code == 404
