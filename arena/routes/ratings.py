@@ -9,10 +9,21 @@ list (:mod:`arena.pagination`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
-from sqlalchemy import ColumnElement, exists, func, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    exists,
+    func,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from referee import preset_names
@@ -67,10 +78,26 @@ def search(s: Session, family: str, q: str, limit: int,
     only), so the page reads the family's index down to its last hit at most once; the
     deleted bots are left out by one hashed list of them.  Ranks as the window's would be:
     ``rank() OVER (ORDER BY`` :data:`BY_RANK` ``)``, ties in rating by the older bot."""
+    pattern = q.lower().replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
+    out: list[tuple[int, int]] = []
+    rank = 0
+    for bot_id, gap in s.execute(_search_statement(), {
+            "family": family, "pattern": pattern, "limit": limit, "offset": offset}).all():
+        rank += int(gap) + 1
+        out.append((int(bot_id), rank))
+    return out
+
+
+@functools.cache
+def _search_statement() -> Select[int, int]:
+    """:func:`search`'s statement, built once (building it took longer than running it):
+    the family, the escaped name pattern, the limit and the offset are bound."""
+    family = bindparam("family", type_=String)
     hits = (select(Rating.bot_id, Rating.rating).join(Bot, Bot.id == Rating.bot_id)
             .where(Rating.family == family, Bot.deleted_at.is_(None),
-                   func.lower(Bot.name).startswith(q.lower(), autoescape=True))
-            .order_by(*BY_RANK).limit(limit).offset(offset).cte("hits"))
+                   func.lower(Bot.name).like(bindparam("pattern", type_=String), escape="/"))
+            .order_by(*BY_RANK).limit(bindparam("limit", type_=Integer))
+            .offset(bindparam("offset", type_=Integer)).cte("hits"))
     order = (hits.c.rating.desc(), hits.c.bot_id)
     p = select(hits.c.bot_id, hits.c.rating,
                func.lag(hits.c.rating).over(order_by=order).label("prev_rating"),
@@ -85,13 +112,7 @@ def search(s: Session, family: str, q: str, limit: int,
             r.bot_id > p.c.prev_bot),
         r.bot_id.not_in(select(Bot.id).where(Bot.deleted_at.is_not(None))))
         .scalar_subquery())
-    out: list[tuple[int, int]] = []
-    rank = 0
-    for bot_id, gap in s.execute(select(p.c.bot_id, between)
-                                 .order_by(p.c.rating.desc(), p.c.bot_id)):
-        rank += int(gap) + 1
-        out.append((int(bot_id), rank))
-    return out
+    return select(p.c.bot_id, between).order_by(p.c.rating.desc(), p.c.bot_id)
 
 
 def rating_json(r: Rating) -> dict[str, Any]:
