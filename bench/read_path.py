@@ -18,13 +18,15 @@
 2. **Serve** the app as deployed: ``gunicorn -c deploy/gunicorn.conf.py "arena:create_app()"``
    on a loopback port (the checkout's own config: 2 workers x 8 threads by default).
 3. **Measure** each URL: ``--requests`` requests one at a time, then with ``--clients``
-   concurrent clients (keep-alive connections, each URL on its own), printing p50/p95/p99
+   concurrent clients (keep-alive connections, each URL on its own; the clients are
+   processes, so none waits for another's interpreter lock), printing p50/p95/p99
    in ms, the server's own time per request (p50/p95 of gunicorn's ``%(D)s``: without the
    wait for a free worker thread), the body size, and the SQL statements one request sends
    (counted in this process with an SQLAlchemy listener on the same code and database,
    through the Flask test
    client).  Every URL gets at most ``--budget-s`` seconds per mode; a URL that did not
-   finish its requests in time says how many it finished.
+   finish its requests in time says how many it finished.  A URL listed with
+   `` [revalidate]`` is asked as a browser polls it: with the ``If-None-Match`` of its ETag.
 
 Every request goes to 127.0.0.1.  Seeding the full scale takes a few minutes and about
 6 GB of disk (watch ``df -h``).
@@ -37,6 +39,7 @@ import contextlib
 import gzip
 import http.client
 import json
+import multiprocessing
 import os
 import secrets
 import signal
@@ -44,7 +47,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -137,9 +139,11 @@ SEED_SQL = [
      SELECT g, g, 1, 'http://127.0.0.1:9/' || g, TIMESTAMP '2026-01-01', '{}'::json
      FROM generate_series(1, %(bots)s) g"""),
     ("health_checks", """
-     INSERT INTO health_checks (id, bot_id, at, url, ok, reason, describe_ms, move_ms)
+     INSERT INTO health_checks (id, bot_id, at, url, ok, reason, describe_ms, move_ms,
+                                purpose)
      SELECT g, 1 + (g - 1) %% %(bots)s, TIMESTAMP '2026-06-01' + g * INTERVAL '1 second',
-            'http://127.0.0.1:9/', true, '', 2.0, 3.0
+            'http://127.0.0.1:9/', true, '', 2.0, 3.0,
+            CASE WHEN g <= %(bots)s THEN 'submit' ELSE 'sweep' END  -- a submission, then sweeps
      FROM generate_series(1, %(bots)s * 5) g"""),
     ("matches", """
      INSERT INTO matches (id, kind, state, ruleset, family, deals, seed, limits, rated,
@@ -327,49 +331,94 @@ def pct(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
-def hit(conn: http.client.HTTPConnection, path: str) -> tuple[float, int, int]:
+REVALIDATE = " [revalidate]"
+"""A URL listed with this suffix is asked as a browser polls it: with the ``If-None-Match``
+of its current ``ETag`` (a 304 while nothing changed)."""
+
+
+def split(label: str) -> tuple[str, bool]:
+    """The path of a listed URL, and whether it is asked conditionally."""
+    if label.endswith(REVALIDATE):
+        return label[: -len(REVALIDATE)], True
+    return label, False
+
+
+def hit(conn: http.client.HTTPConnection, path: str,
+        headers: dict[str, str] | None = None) -> tuple[float, int, int]:
     t = time.perf_counter()
-    conn.request("GET", path)
+    conn.request("GET", path, headers=headers or {})
     resp = conn.getresponse()
     body = resp.read()
     return (time.perf_counter() - t) * 1000, resp.status, len(body)
 
 
-def measure(port: int, path: str, requests: int, clients: int,
-            budget_s: float) -> dict[str, Any]:
-    """``requests`` requests of ``path`` spread over ``clients`` keep-alive connections
-    (each sequential), stopping at ``budget_s``."""
+def conditional_headers(port: int, label: str) -> dict[str, str]:
+    """What a poll of ``label`` sends: the current ETag's ``If-None-Match``, or nothing."""
+    path, conditional = split(label)
+    if not conditional:
+        return {}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        resp.read()
+        etag = resp.getheader("ETag")
+    finally:
+        conn.close()
+    return {"If-None-Match": etag} if etag else {}
+
+
+Sample = tuple[list[float], set[int], list[int]]
+
+
+def client_loop(port: int, path: str, headers: dict[str, str], count: int, stop_at: float,
+                timeout_s: float) -> Sample:
+    """One client: ``count`` requests in a row on one keep-alive connection."""
     lat: list[float] = []
     statuses: set[int] = set()
     sizes: list[int] = []
-    lock = threading.Lock()
-    stop_at = time.monotonic() + budget_s
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout_s)
+    try:
+        for _ in range(count):
+            if time.monotonic() > stop_at:
+                break
+            ms, status, size = hit(conn, path, headers)
+            lat.append(ms)
+            statuses.add(status)
+            sizes.append(size)
+    except OSError:
+        statuses.add(0)
+    finally:
+        conn.close()
+    return lat, statuses, sizes
+
+
+def measure(port: int, label: str, requests: int, clients: int,
+            budget_s: float) -> dict[str, Any]:
+    """``requests`` requests of ``label`` spread over ``clients`` keep-alive connections
+    (each sequential), stopping at ``budget_s``.
+
+    Several clients are as many processes, not threads of this one: a client's time is
+    measured from its request to the end of the answer, and sixteen threads of one
+    interpreter would add their own wait for its lock (the GIL) to every figure, as if the
+    server were slower.  (They still share the machine's cores with the server.)"""
+    path, _ = split(label)
+    headers = conditional_headers(port, label)
     per_client = max(1, requests // clients)
-
-    def client() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=max(5.0, budget_s))
-        try:
-            for _ in range(per_client):
-                if time.monotonic() > stop_at:
-                    return
-                ms, status, size = hit(conn, path)
-                with lock:
-                    lat.append(ms)
-                    statuses.add(status)
-                    sizes.append(size)
-        except OSError:
-            with lock:
-                statuses.add(0)
-        finally:
-            conn.close()
-
+    timeout_s = max(5.0, budget_s)
     t0 = time.monotonic()
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout=budget_s + 60)
+    stop_at = t0 + budget_s
+    if clients == 1:
+        samples = [client_loop(port, path, headers, per_client, stop_at, timeout_s)]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(clients) as pool:
+            samples = pool.starmap(client_loop, [(port, path, headers, per_client, stop_at,
+                                                  timeout_s)] * clients)
     wall = time.monotonic() - t0
+    lat = [ms for one, _, _ in samples for ms in one]
+    statuses = {st for _, sts, _ in samples for st in sts}
+    sizes = [n for _, _, ns in samples for n in ns]
     return {"done": len(lat), "asked": per_client * clients, "p50": pct(lat, 0.50),
             "p95": pct(lat, 0.95), "p99": pct(lat, 0.99),
             "rps": round(len(lat) / wall, 1) if wall else None,
@@ -420,8 +469,11 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     engine = get_db(app).engine
     client = app.test_client()
-    for path in paths:
-        client.get(path)
+    for label in paths:
+        path, conditional = split(label)
+        first = client.get(path)
+        etag = first.headers.get("ETag")
+        headers = {"If-None-Match": etag} if conditional and etag else {}
         seen: list[str] = []
 
         def before(*args: Any, seen: list[str] = seen) -> None:
@@ -429,11 +481,11 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
 
         event.listen(engine, "before_cursor_execute", before)
         try:
-            client.get(path)
+            client.get(path, headers=headers)
         finally:
             event.remove(engine, "before_cursor_execute", before)
-        out[path] = len(seen)
-        log(f"{path}: {len(seen)} statements")
+        out[label] = len(seen)
+        log(f"{label}: {len(seen)} statements")
     return out
 
 
@@ -461,7 +513,8 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
         "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
         f"/bots/{busy}", f"/bots/{quiet}", f"/matches/{recent}",
         f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
-        f"/tournaments/{sw}/live", f"/tournaments/{ko}", f"/tournaments/{ko}/live",
+        f"/tournaments/{sw}/live", f"/tournaments/{sw}/live{REVALIDATE}",
+        f"/tournaments/{ko}", f"/tournaments/{ko}/live",
         "/tournaments/new", "/bots/new", "/healthz", "/readyz",
         "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
         f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health",
@@ -533,6 +586,10 @@ def main() -> int:
                     "SELECT count(*) FROM matches WHERE kind = 'ladder'").fetchone()[0])
                 tids = {f: int(i) for f, i in conn.execute(
                     "SELECT format, min(id) FROM tournaments GROUP BY format")}
+                # Seeds made before every bot's first check was its submission's: without
+                # one, /api/bots/<id>/check measured its 404.
+                conn.execute("UPDATE health_checks SET purpose = 'submit' "
+                             "WHERE id <= %s AND purpose = 'sweep'", (bots,))
             report.update({"bots": bots, "matches": matches, "seed_s": {"total": "reused"}})
         else:
             upgrade(get_db(app))
@@ -562,27 +619,28 @@ def main() -> int:
         gunicorn = start_gunicorn(env, port, access_log)
         server = ServerTimes(access_log)
         rows = []
-        for path in paths:
+        for label in paths:
+            path, _ = split(label)
             warm = http.client.HTTPConnection("127.0.0.1", port, timeout=args.budget_s + 30)
             with contextlib.suppress(OSError):
                 hit(warm, path)
             warm.close()
             drain(port)
             server.take(path)
-            one = measure(port, path, args.requests, 1, args.budget_s)
+            one = measure(port, label, args.requests, 1, args.budget_s)
             one["server_p50"], one["server_p95"] = (pct(times := server.take(path), 0.5),
                                                     pct(times, 0.95))
             drain(port)
             server.take(path)
-            many = measure(port, path, args.requests * 2, args.clients, args.budget_s)
+            many = measure(port, label, args.requests * 2, args.clients, args.budget_s)
             time.sleep(0.5)  # the log's last lines
             many["server_p50"], many["server_p95"] = (pct(times := server.take(path), 0.5),
                                                       pct(times, 0.95))
-            row = {"path": path, "statements": statements.get(path), "one": one,
+            row = {"path": label, "statements": statements.get(label), "one": one,
                    "concurrent": many}
             rows.append(row)
-            log(f"{path}: one p50 {one['p50']} p95 {one['p95']} ms; {args.clients} clients "
-                f"p95 {many['p95']} ms; {statements.get(path)} statements")
+            log(f"{label}: one p50 {one['p50']} p95 {one['p95']} ms; {args.clients} clients "
+                f"p95 {many['p95']} ms; {statements.get(label)} statements")
         report["rows"] = rows
     finally:
         if gunicorn is not None:
@@ -620,7 +678,7 @@ def main() -> int:
               f"{'':4}{fmt(c['p50']):>7} {fmt(c['p95']):>7} {fmt(c['p99']):>7} "
               f"{fmt(c['server_p50']):>7} {fmt(c['server_p95']):>7} "
               f"{fmt(c['rps']):>6} {c['done']}/{c['asked']}"
-              + ("" if o["status"] == [200] and c["status"] == [200]
+              + ("" if o["status"] == c["status"] == [304 if split(r["path"])[1] else 200]
                  else f"  status {o['status']} {c['status']}"))
     return 0
 
