@@ -21,7 +21,9 @@ are finished.  It prints, per run:
 * ``matches/min`` of the N matches: N / (last finish - first claim), and ``ideal``: N
   finishing in the time their bots' thinking alone takes (49 x deals x think); ``ratio`` is
   the two divided (1.0: the worker adds nothing);
-* ``slowdown p50``: each match's own duration / its thinking time;
+* ``slowdown p50``: each match's own duration / its thinking time; ``start spread`` and
+  ``finish spread``: from the first of the N matches to start (finish) to the last (the
+  matches are dealt alike, so they would all finish within a move of each other);
 * the worker's peak RSS and PSS (``/proc/<pid>/smaps_rollup``, the main process; ``family``
   adds RQ's scheduler child), sampled every 0.2 s;
 * database connections the worker held open (peak) and peak busy (not idle), from
@@ -254,6 +256,8 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
     first = min(st for st, _ in spans)
     last = max(f for _, f in spans)
     wall = (last - first).total_seconds()
+    starts = sorted(st for st, _ in spans)
+    finishes = sorted(f for _, f in spans)
     slowdowns = [(f - st).total_seconds() / ideal_match_s for st, f in spans]
     moves = 0
     overhead: list[float] = []
@@ -289,6 +293,8 @@ def summarise(app: Any, think_ms: int, n: int, probes: int, deals: int, probe_id
         "matches_per_min": round(n / wall * 60, 1),
         "ideal_matches_per_min": round(n / ideal_match_s * 60, 1),
         "ratio": round(ideal_match_s / wall, 3),
+        "start_spread_s": round((starts[-1] - starts[0]).total_seconds(), 2),
+        "finish_spread_s": round((finishes[-1] - finishes[0]).total_seconds(), 2),
         "slowdown_p50": percentile(slowdowns, 0.5),
         "slowdown_max": round(max(slowdowns), 3),
         "worker_rss_mb": round(sampler.peak_rss, 1),
@@ -414,7 +420,8 @@ def line(r: dict[str, Any]) -> str:
     return (f"think {r['think_ms']:>3} ms  N={r['n']:>3} (+{r['probes']} probes, "
             f"{r['concurrency']} threads): {r['matches_per_min']:7.1f} matches/min vs ideal "
             f"{r['ideal_matches_per_min']:7.1f} (ratio {r['ratio']:.3f}, slowdown p50 "
-            f"{r['slowdown_p50']})  RSS {r['worker_rss_mb']} MB PSS {r['worker_pss_mb']} MB "
+            f"{r['slowdown_p50']}, start spread {r['start_spread_s']} s, finish spread "
+            f"{r['finish_spread_s']} s)  RSS {r['worker_rss_mb']} MB PSS {r['worker_pss_mb']} MB "
             f"(family {r['worker_family_pss_mb']})  DB conns {r['db_connections_peak']} "
             f"(busy {r['db_connections_busy_peak']})  CPU/move {r['cpu_ms_per_move']} ms  "
             f"overshoot p50 {r['overshoot_p50_ms']} p99 {r['overshoot_p99_ms']} max "
