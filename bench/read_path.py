@@ -39,7 +39,6 @@ import contextlib
 import gzip
 import http.client
 import json
-import multiprocessing
 import os
 import secrets
 import signal
@@ -393,6 +392,39 @@ def client_loop(port: int, path: str, headers: dict[str, str], count: int, stop_
     return lat, statuses, sizes
 
 
+def in_processes(n: int, run: Callable[[], Sample]) -> list[Sample]:
+    """``run()`` in ``n`` forked processes at once; their samples, sent back through pipes.
+    (Plain forks: a multiprocessing pool's shutdown hung on a worker stuck in its queue's
+    lock.)"""
+    children: list[tuple[int, int]] = []
+    for _ in range(n):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the client
+            os.close(read_end)
+            code = 1
+            try:
+                lat, statuses, sizes = run()
+                with os.fdopen(write_end, "w") as out:
+                    json.dump([lat, sorted(statuses), sizes], out)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        children.append((pid, read_end))
+    samples: list[Sample] = []
+    for pid, read_end in children:
+        with os.fdopen(read_end) as got:
+            text = got.read()
+        os.waitpid(pid, 0)
+        if text:
+            lat, statuses, sizes = json.loads(text)
+            samples.append((lat, set(statuses), sizes))
+        else:  # the client died: counted as a failed connection
+            samples.append(([], {0}, []))
+    return samples
+
+
 def measure(port: int, label: str, requests: int, clients: int,
             budget_s: float) -> dict[str, Any]:
     """``requests`` requests of ``label`` spread over ``clients`` keep-alive connections
@@ -411,10 +443,8 @@ def measure(port: int, label: str, requests: int, clients: int,
     if clients == 1:
         samples = [client_loop(port, path, headers, per_client, stop_at, timeout_s)]
     else:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(clients) as pool:
-            samples = pool.starmap(client_loop, [(port, path, headers, per_client, stop_at,
-                                                  timeout_s)] * clients)
+        samples = in_processes(clients, lambda: client_loop(port, path, headers, per_client,
+                                                            stop_at, timeout_s))
     wall = time.monotonic() - t0
     lat = [ms for one, _, _ in samples for ms in one]
     statuses = {st for _, sts, _ in samples for st in sts}
