@@ -76,7 +76,7 @@ class LivePublisher:
 
     def __init__(self, redis: Redis, config: Mapping[str, Any], match_id: int,
                  rules: RuleSet, *, reveal: bool) -> None:
-        self.redis, self.rules, self.reveal = redis, rules, reveal
+        self.rules, self.reveal = rules, reveal
         self.key = match_key(prefix_of(config), match_id)
         self.max_len = int(config["LIVE_STREAM_MAX_EVENTS"])
         self.ttl = int(config["LIVE_STREAM_TTL_S"])

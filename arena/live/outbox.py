@@ -79,6 +79,8 @@ class Outbox:
                             len(self._pending))
                 return False
             self._start()
+            if not self._pending:  # the first of a batch wakes an idle sender
+                self._cond.notify_all()
             self._pending.append(event)
             self._queued += 1
             return True
@@ -106,7 +108,9 @@ class Outbox:
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._hurry, self.interval_s)
+                self._cond.wait_for(lambda: self._pending or self._hurry)  # idle: no wake-ups
+                if not self._hurry:  # let the batch gather for one interval
+                    self._cond.wait_for(lambda: self._hurry, self.interval_s)
                 batch, self._pending, self._hurry = self._pending, [], False
                 upto = self._queued
             if batch:
