@@ -25,9 +25,15 @@ deadline that is not.
 What takes a slot: claiming a match and reading its seats, the live ``start`` event,
 building a finished deal's replay for the live channel, storing the result with its ratings
 and call records, and the tournament's follow-up.  What never does: anything a bot's call or
-a turn waits for.  A holder never waits for another slot (each use is one flat block), so
-slots cannot deadlock; and a slot is taken before a database transaction opens, never
-inside one, so no thread waits for a slot while holding a connection.
+a turn waits for.  A holder never waits for another slot (each use is one flat block), and
+a slot is taken before a database transaction opens, never inside one, so no thread waits
+for a slot while holding a connection.
+
+A slot is a courtesy, not a lock: a thread that has waited ``WORKER_BOOKKEEPING_WAIT_S`` for
+one goes ahead without it.  A holder can be stuck where nothing can stop it (a claim
+waiting on a row lock that someone else holds, a database that stopped answering), and
+with strict slots two such holders would stop every other match of the process from
+starting or finishing; this way they delay the others by that wait, never more.
 
 Outside a pool worker (RQ's forking worker, ``referee play``, the tests) there is one match
 per process and no gate: :func:`slot` is free until :func:`configure` sets a size.
@@ -41,16 +47,21 @@ from contextlib import AbstractContextManager, contextmanager
 
 
 class Gate:
-    """At most ``slots`` holders at once (0: no limit); counts the threads waiting."""
+    """At most ``slots`` holders at once (0: no limit), each newcomer waiting at most
+    ``wait_s`` for its turn; counts the threads waiting and those that went ahead."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, wait_s: float = 5.0) -> None:
         if slots < 0:
             raise ValueError(f"bookkeeping slots must be >= 0, got {slots}")
-        self.slots = slots
+        if wait_s <= 0:
+            raise ValueError(f"the wait for a bookkeeping slot must be > 0, got {wait_s}")
+        self.slots, self.wait_s = slots, wait_s
         self._sem = threading.BoundedSemaphore(slots) if slots else None
         self._lock = threading.Lock()
         self.waiting = 0
         """Threads waiting for a slot now (what a wave of matches queues up)."""
+        self.went_ahead = 0
+        """Threads that waited ``wait_s`` in vain and went ahead without a slot."""
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -58,28 +69,32 @@ class Gate:
         if sem is None:
             yield
             return
-        if not sem.acquire(blocking=False):
+        held = sem.acquire(blocking=False)
+        if not held:
             with self._lock:
                 self.waiting += 1
             try:
-                sem.acquire()
+                held = sem.acquire(timeout=self.wait_s)
             finally:
                 with self._lock:
                     self.waiting -= 1
+                    self.went_ahead += not held
         try:
             yield
         finally:
-            sem.release()
+            if held:
+                sem.release()
 
 
 gate = Gate(0)
 """The process's gate: no limit until :func:`configure` (a pool worker) sets one."""
 
 
-def configure(slots: int) -> None:
-    """Set the process's number of bookkeeping slots (0: no limit)."""
+def configure(slots: int, wait_s: float = 5.0) -> None:
+    """Set the process's number of bookkeeping slots (0: no limit) and how long a thread
+    waits for one before it goes ahead without."""
     global gate
-    gate = Gate(slots)
+    gate = Gate(slots, wait_s)
 
 
 def slot() -> AbstractContextManager[None]:

@@ -316,6 +316,11 @@ class Defaults:
     (claiming, storing a result, building a deal's live replay; :mod:`arena.bookkeeping`).
     Matches start and finish in waves, and a wave of a hundred such threads queued every
     deadline that fired behind it.  0: no limit."""
+    WORKER_BOOKKEEPING_WAIT_S: float = 5.0
+    """How long a pool worker's thread waits for a bookkeeping slot before it goes ahead
+    without one: a holder stuck where nothing can stop it (a claim waiting on someone's row
+    lock, a database that stopped answering) delays the others by this much, never stops
+    them."""
     WORKER_GC_THRESHOLDS: str = "10000,20,100"
     """The pool worker's garbage-collector thresholds (``gc.set_threshold``; Python's are
     700,10,10).  Every collection holds the interpreter, so no deadline can fire during it:

@@ -436,7 +436,8 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
     thresholds = gc_thresholds(str(cfg["WORKER_GC_THRESHOLDS"]))
     if thresholds:
         gc.set_threshold(*thresholds)
-    bookkeeping.configure(int(cfg["WORKER_BOOKKEEPING_SLOTS"]))
+    bookkeeping.configure(int(cfg["WORKER_BOOKKEEPING_SLOTS"]),
+                          float(cfg["WORKER_BOOKKEEPING_WAIT_S"]))
     worker = ThreadPoolWorker(
         queues,
         connection=connection,

@@ -47,14 +47,46 @@ def crowd(gate: bookkeeping.Gate, n: int) -> tuple[list[threading.Thread], threa
 
 
 def test_at_most_the_slots_are_held_and_the_rest_wait() -> None:
-    gate = bookkeeping.Gate(2)
+    gate = bookkeeping.Gate(2, wait_s=600)
     threads, go, seen = crowd(gate, 8)
     wait_for(lambda: gate.waiting == 6, 30, every_s=0.01, what="six threads to queue")
     assert seen[0] == 2
     go.set()
     for t in threads:
         t.join(30)
-    assert seen == [0, 2] and gate.waiting == 0
+    assert seen == [0, 2] and gate.waiting == 0 and gate.went_ahead == 0
+
+
+def test_a_holder_that_never_lets_go_delays_the_others_by_the_wait_only() -> None:
+    """A slot holder stuck where nothing can stop it (a claim on someone's row lock, a dead
+    database) must not stop the process's other matches from starting or finishing."""
+    gate = bookkeeping.Gate(1, wait_s=0.2)
+    stuck, go = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with gate.slot():
+            stuck.set()
+            go.wait(60)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    try:
+        assert stuck.wait(30)
+        with gate.slot():  # after the wait, without a slot
+            assert gate.went_ahead == 1
+    finally:
+        go.set()
+        t.join(30)
+    with gate.slot():  # the holder's slot came back, and the one never taken was not given
+        threads, release, seen = crowd(gate, 1)
+        wait_for(lambda: seen[0] == 1, 30, every_s=0.01, what="a newcomer to go ahead")
+        assert gate.went_ahead == 2
+        release.set()
+        for th in threads:
+            th.join(30)
+    assert gate.waiting == 0
+    with gate.slot(), gate.slot():  # exactly one slot: the second waits and goes ahead
+        assert gate.went_ahead == 3
 
 
 def test_no_slots_means_no_limit() -> None:
@@ -66,11 +98,13 @@ def test_no_slots_means_no_limit() -> None:
         t.join(30)
     with pytest.raises(ValueError):
         bookkeeping.Gate(-1)
+    with pytest.raises(ValueError):
+        bookkeeping.Gate(1, wait_s=0)
 
 
 @pytest.fixture
 def one_slot() -> Iterator[bookkeeping.Gate]:
-    bookkeeping.configure(1)
+    bookkeeping.configure(1, wait_s=600)  # (the test holds the slot as long as it needs)
     try:
         yield bookkeeping.gate
     finally:
