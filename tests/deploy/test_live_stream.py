@@ -10,8 +10,10 @@ Skipped (saying so) when nginx is not installed, except where ``ARENA_REQUIRE_NG
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from redis import Redis
 from arena.edge import nginx_binary, start_gunicorn, start_nginx, wait_http
 from arena.live.channel import match_key
 from arena.procs import Child, start_relay, stop_all
+from tests.arena.conftest import wait_for
 from tests.arena.sse import Stream
 
 from .test_slow_clients import free_port, redis_url
@@ -95,7 +98,15 @@ def test_events_pass_through_nginx_as_they_come(live_edge: LiveEdge) -> None:
         r.delete(key)
 
 
+def relay_viewers(live_edge: LiveEdge) -> int:
+    with urllib.request.urlopen(f"{live_edge.nginx}/live/healthz", timeout=30) as r:
+        return int(json.load(r)["viewers"])
+
+
 def test_streams_are_counted_per_client_behind_nginx(live_edge: LiveEdge) -> None:
+    # The previous test's streams count until the relay sees them closed (through nginx, a
+    # moment later; on a saturated machine long enough for the second stream to get a 429).
+    wait_for(lambda: relay_viewers(live_edge) == 0, 60, what="earlier streams to be let go")
     key = match_key(live_edge.prefix, 6)
     live_edge.redis.xadd(key, {"t": "start", "d": "{}"})
     url = f"{live_edge.nginx}/live/matches/6/events"
