@@ -564,17 +564,22 @@ def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask)
     with counting(app) as statements:
         again = client.get(url).get_data(as_text=True)
     assert again == first and len(statements) <= 3  # the tournament, its tag: no render
-    with get_db(app).begin() as s:
-        queued = s.scalar(select(TournamentMatch.match_id)
-                          .join(Match, Match.id == TournamentMatch.match_id)
-                          .where(TournamentMatch.tournament_id == data.swiss,
-                                 Match.state == "queued").limit(1))
-    log_gz, totals = real_log()
-    finish_directly(app, queued, log_gz, totals, random.Random(1))
+    finish_one_queued(app, data.swiss)
     after = client.get(url).get_data(as_text=True)
     assert after != first  # one more match played: a new render
     live = client.get(f"{url}/live").get_data(as_text=True)
     assert live in after
+
+
+def finish_one_queued(app: Flask, tournament_id: int) -> None:
+    """Store a result for one of the tournament's queued matches, as a worker would."""
+    with get_db(app).begin() as s:
+        queued = s.scalar(select(TournamentMatch.match_id)
+                          .join(Match, Match.id == TournamentMatch.match_id)
+                          .where(TournamentMatch.tournament_id == tournament_id,
+                                 Match.state == "queued").limit(1))
+    log_gz, totals = real_log()
+    finish_directly(app, queued, log_gz, totals, random.Random(1))
 
 
 @both_backends
@@ -600,13 +605,7 @@ def test_a_live_poll_costs_one_statement_and_is_as_fresh_as_the_database(app: Fl
     assert rendered.get_data() == first.get_data()
     sent = [x for x in statements if not x.startswith("BEGIN")]  # (SQLite's transaction)
     assert len(sent) == 2, sent  # one a poll
-    with get_db(app).begin() as s:
-        queued = s.scalar(select(TournamentMatch.match_id)
-                          .join(Match, Match.id == TournamentMatch.match_id)
-                          .where(TournamentMatch.tournament_id == data.swiss,
-                                 Match.state == "queued").limit(1))
-    log_gz, totals = real_log()
-    finish_directly(app, queued, log_gz, totals, random.Random(1))
+    finish_one_queued(app, data.swiss)
     after = client.get(url, headers={"If-None-Match": tag})
     assert after.status_code == 200 and after.headers["ETag"] != tag
     with get_db(app).begin() as s:
