@@ -88,8 +88,6 @@ where ``body`` is the exact bytes sent (empty for GET).  A bot verifies with
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import ipaddress
 import json
 import os
@@ -119,6 +117,7 @@ from referee.wire.netguard import (
     check_url,
     resolve_checked,
 )
+from referee.wire.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify_signature
 
 __all__ = [
     "DEFAULT_ERROR_BODY_MAX",
@@ -141,8 +140,6 @@ DEFAULT_MAX_BODY: Final = 64 * 1024
 DEFAULT_ERROR_BODY_MAX: Final = 2048
 """Bytes of a non-2xx answer's body kept by default (what its author needs to debug it)."""
 DEFAULT_USER_AGENT: Final = "BigTwoArena-Referee/0.1"
-SIGNATURE_HEADER: Final = "X-BigTwo-Signature"
-TIMESTAMP_HEADER: Final = "X-BigTwo-Timestamp"
 
 MAX_CONNECT_ATTEMPTS: Final = 4
 """Most addresses one call tries to connect to, whatever the bot's name resolves to.
@@ -221,36 +218,7 @@ def _fail(
 # --------------------------------------------------------------------------- signing
 
 
-def sign(secret: bytes, timestamp: int | str, body: bytes) -> str:
-    """Return the ``X-BigTwo-Signature`` value for ``body`` sent at ``timestamp``."""
-    message = str(timestamp).encode("ascii") + b"." + body
-    return "sha256=" + hmac.new(secret, message, hashlib.sha256).hexdigest()
-
-
-def verify_signature(
-    secret: bytes,
-    timestamp: str,
-    body: bytes,
-    header: str,
-    max_skew_s: float = 300.0,
-    *,
-    now: float | None = None,
-) -> bool:
-    """Check a request's signature headers; for bot implementations.
-
-    ``timestamp`` and ``header`` are the raw ``X-BigTwo-Timestamp`` and
-    ``X-BigTwo-Signature`` values, ``body`` the exact request body bytes.
-    Returns ``False`` for a bad format, a timestamp further than ``max_skew_s``
-    from ``now`` (default: the current time), or a wrong signature (compared in
-    constant time).
-    """
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
-        return False
-    current = time.time() if now is None else now
-    if abs(current - int(timestamp)) > max_skew_s:
-        return False
-    expected = sign(secret, timestamp, body).encode("ascii")
-    return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
+# sign and verify_signature live in referee.wire.signing (imported above).
 
 
 # --------------------------------------------------------------------------- faults as exceptions

@@ -1,0 +1,281 @@
+"""Request signing between the arena and a bot: the scheme, both versions, and replay memory.
+
+Why two versions
+----------------
+Version 1 (``X-BigTwo-Signature: sha256=<hex>``) signs ``timestamp + "." + body`` only.  A
+request captured on the way (or logged by a careless proxy) could be sent again within the
+bot's clock window, and a captured ``/start`` was also accepted at ``/end``: the method and the
+path were not covered and nothing made a request unique.
+
+Version 2 signs the method, the request target, the timestamp and a random request id along
+with the body, so a signature is valid for exactly one request to exactly one path, and a bot
+that remembers the ids it has accepted (:class:`ReplayCache`) refuses the same request twice::
+
+    X-BigTwo-Timestamp: <unix seconds, decimal integer>
+    X-BigTwo-Request-Id: <32 lowercase hex characters, random per request>
+    X-BigTwo-Signatures: v2=<hex HMAC-SHA256(secret, message)>[, v2=<hex> ...]
+
+    message = "v2" LF METHOD LF TARGET LF TIMESTAMP LF REQUEST_ID LF BODY
+
+``METHOD`` is upper case (``GET``, ``POST``), ``TARGET`` the request target exactly as it
+stands on the request line (path and query, e.g. ``/move`` or ``/bots/7/move?k=x``), ``BODY``
+the exact body bytes (empty for ``GET``).  The key is the secret's ASCII characters.
+
+The header is a comma-separated list of ``version=hex`` entries so that the scheme can evolve
+without breaking bots: a bot accepts a request when *any* entry of a version it knows verifies
+under *any* of its secrets, and ignores versions it does not know.  The arena lists one ``v2``
+entry per secret in force: two while a rotated secret's grace period runs, so a bot restarted
+with either secret keeps answering.
+
+During the transition the arena also sends the version 1 header, so bots written against it
+keep working; bots that know version 2 should verify it and ignore version 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets as _secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
+
+__all__ = [
+    "MAX_SKEW_S",
+    "REPLAY_CACHE_MAX",
+    "REPLAY_WINDOW_S",
+    "REQUEST_ID_HEADER",
+    "SIGNATURES_HEADER",
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "ReplayCache",
+    "new_request_id",
+    "parse_signatures",
+    "sign",
+    "sign_v2",
+    "signatures_value",
+    "v2_message",
+    "verify_signature",
+    "verify_v2",
+]
+
+TIMESTAMP_HEADER: Final = "X-BigTwo-Timestamp"
+"""Unix seconds at sending, a decimal integer (both versions)."""
+
+SIGNATURE_HEADER: Final = "X-BigTwo-Signature"
+"""Version 1: ``sha256=<hex HMAC(secret, timestamp + "." + body)>``; sent during the transition."""
+
+REQUEST_ID_HEADER: Final = "X-BigTwo-Request-Id"
+"""Version 2: 32 lowercase hex characters, random for every request (retries included)."""
+
+SIGNATURES_HEADER: Final = "X-BigTwo-Signatures"
+"""Version 2 onwards: a comma-separated list of ``version=hex`` signatures."""
+
+MAX_SKEW_S: Final = 300
+"""How far (seconds) a request's timestamp may be from the bot's clock, either way."""
+
+REPLAY_WINDOW_S: Final = 2 * MAX_SKEW_S + 60
+"""How long a bot remembers an accepted request id: longer than any timestamp it accepts can
+stay acceptable (a request stamped at the edge of the skew on the bot's fast clock), with a
+minute to spare."""
+
+REPLAY_CACHE_MAX: Final = 200_000
+"""Request ids a :class:`ReplayCache` holds at most (about 30 MB): far above what any bot
+receives in ten minutes from the arena (one request per move), and only a request that carries
+a valid signature is remembered, so a stranger cannot fill it."""
+
+_REQUEST_ID_LENGTH: Final = 32
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+# --------------------------------------------------------------------------- version 1
+
+
+def sign(secret: bytes, timestamp: int | str, body: bytes) -> str:
+    """The version 1 ``X-BigTwo-Signature`` value for ``body`` sent at ``timestamp``."""
+    message = str(timestamp).encode("ascii") + b"." + body
+    return "sha256=" + hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def _timestamp_ok(timestamp: str) -> bool:
+    return timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12
+
+
+def verify_signature(
+    secret: bytes,
+    timestamp: str,
+    body: bytes,
+    header: str,
+    max_skew_s: float = MAX_SKEW_S,
+    *,
+    now: float | None = None,
+) -> bool:
+    """Check version 1 signature headers (bad format, stale timestamp or a wrong signature is
+    False).  Kept for bots written against version 1; it cannot detect a replay."""
+    if not _timestamp_ok(timestamp):
+        return False
+    current = time.time() if now is None else now
+    if abs(current - int(timestamp)) > max_skew_s:
+        return False
+    expected = sign(secret, timestamp, body).encode("ascii")
+    return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
+
+
+# --------------------------------------------------------------------------- version 2
+
+
+def new_request_id() -> str:
+    """A fresh random request id (128 bits, lowercase hex)."""
+    return _secrets.token_hex(_REQUEST_ID_LENGTH // 2)
+
+
+def request_id_ok(request_id: str) -> bool:
+    """Whether ``request_id`` has the form the scheme requires (32 lowercase hex)."""
+    return len(request_id) == _REQUEST_ID_LENGTH and set(request_id) <= _HEX
+
+
+def v2_message(
+    method: str, target: str, timestamp: int | str, request_id: str, body: bytes
+) -> bytes:
+    """The exact bytes a version 2 signature covers."""
+    head = f"v2\n{method.upper()}\n{target}\n{timestamp}\n{request_id}\n"
+    return head.encode("utf-8") + body
+
+
+def sign_v2(
+    secret: bytes, method: str, target: str, timestamp: int | str, request_id: str, body: bytes
+) -> str:
+    """The hex HMAC-SHA256 of :func:`v2_message` under ``secret``."""
+    message = v2_message(method, target, timestamp, request_id, body)
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def signatures_value(
+    secrets: Sequence[bytes],
+    method: str,
+    target: str,
+    timestamp: int | str,
+    request_id: str,
+    body: bytes,
+) -> str:
+    """The ``X-BigTwo-Signatures`` value: one ``v2=`` entry per secret, in the order given."""
+    return ", ".join(
+        "v2=" + sign_v2(key, method, target, timestamp, request_id, body) for key in secrets
+    )
+
+
+def parse_signatures(value: str) -> list[tuple[str, str]]:
+    """``"v2=ab, v3=cd"`` -> ``[("v2", "ab"), ("v3", "cd")]``; malformed entries are dropped."""
+    out: list[tuple[str, str]] = []
+    for entry in value.split(","):
+        version, sep, digest = entry.strip().partition("=")
+        if sep and version and digest:
+            out.append((version.strip(), digest.strip()))
+    return out
+
+
+class ReplayCache:
+    """The request ids a bot has accepted in the last :data:`REPLAY_WINDOW_S` seconds.
+
+    Thread-safe.  Ids are remembered only after their signature verified, so every entry was
+    made by the arena; the oldest are forgotten first once :data:`REPLAY_CACHE_MAX` is reached.
+    """
+
+    def __init__(
+        self,
+        window_s: float = REPLAY_WINDOW_S,
+        max_entries: int = REPLAY_CACHE_MAX,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._window = window_s
+        self._max = max_entries
+        self._clock = clock
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def remember(self, request_id: str) -> bool:
+        """Record ``request_id``; False when it was already seen within the window."""
+        with self._lock:
+            now = self._clock()
+            while self._seen:
+                oldest, at = next(iter(self._seen.items()))
+                if now - at <= self._window and len(self._seen) < self._max:
+                    break
+                del self._seen[oldest]
+            if request_id in self._seen:
+                return False
+            self._seen[request_id] = now
+            return True
+
+
+def verify_v2(
+    secrets: Iterable[bytes],
+    method: str,
+    target: str,
+    body: bytes,
+    *,
+    timestamp: str | None,
+    request_id: str | None,
+    signatures: str | None,
+    replay_cache: ReplayCache | None,
+    now: float | None = None,
+    max_skew_s: float = MAX_SKEW_S,
+) -> tuple[str, str] | None:
+    """Why a request fails version 2 verification, as ``(reason, message)``, or None.
+
+    Reasons: ``signature_missing``, ``bad_timestamp``, ``stale_timestamp``,
+    ``bad_request_id``, ``bad_signature``, ``replayed``.  The request id is remembered in
+    ``replay_cache`` only once the signature verified.
+    """
+    missing = [
+        name
+        for name, value in (
+            (TIMESTAMP_HEADER, timestamp),
+            (REQUEST_ID_HEADER, request_id),
+            (SIGNATURES_HEADER, signatures),
+        )
+        if not value
+    ]
+    if missing or timestamp is None or request_id is None or signatures is None:
+        return "signature_missing", (
+            f"this bot only answers signed requests: {' and '.join(missing)} missing"
+        )
+    if not _timestamp_ok(timestamp):
+        return "bad_timestamp", f"{TIMESTAMP_HEADER} must be unix seconds (a decimal integer)"
+    current = time.time() if now is None else now
+    skew = current - int(timestamp)
+    if abs(skew) > max_skew_s:
+        return "stale_timestamp", (
+            f"{TIMESTAMP_HEADER} is {abs(skew):.0f} s {'behind' if skew > 0 else 'ahead of'} "
+            f"this bot's clock (at most {max_skew_s:.0f} s accepted): a replayed request, or a "
+            "clock that needs fixing"
+        )
+    if not request_id_ok(request_id):
+        return "bad_request_id", f"{REQUEST_ID_HEADER} must be 32 lowercase hex characters"
+    offered = [digest for version, digest in parse_signatures(signatures) if version == "v2"]
+    if not offered:
+        return "signature_missing", f"{SIGNATURES_HEADER} has no v2 signature"
+    keys = list(secrets)
+    if not any(
+        hmac.compare_digest(
+            sign_v2(key, method, target, timestamp, request_id, body).encode("ascii"),
+            digest.encode("utf-8", "replace"),
+        )
+        for key in keys
+        for digest in offered
+    ):
+        return "bad_signature", (
+            f"{SIGNATURES_HEADER} does not match: the request was not signed with this bot's "
+            "secret (rotated? set the new one), was changed on the way, or was sent to another "
+            "path or with another method than it was signed for"
+        )
+    if replay_cache is not None and not replay_cache.remember(request_id):
+        return "replayed", (
+            f"{REQUEST_ID_HEADER} {request_id} was already accepted: a replayed request"
+        )
+    return None
