@@ -1,16 +1,16 @@
 """Big Two Arena, the service: JSON API, storage, queue, jobs, ratings and the ladder.
 
-``create_app(test_config=None)`` builds the Flask app: settings from :mod:`arena.config`
+``create_app(test_config=None)`` builds the Flask app: settings from :mod:`arena.core.config`
 (defaults, then environment variables, then ``test_config``), one ``init_app`` per resource
 (storage, queue, errors, limits) and one blueprint per feature (:mod:`arena.routes`: site,
 bots, matches, ratings, tournaments, docs).  It refuses
-to build an app whose secrets are placeholders or short (:mod:`arena.security`), and trusts
+to build an app whose secrets are placeholders or short (:mod:`arena.core.security`), and trusts
 ``X-Forwarded-*`` headers only from ``TRUSTED_PROXY_HOPS`` proxies (ProxyFix).  The instance
 folder (SQLite file, generated secret key) is ``ARENA_INSTANCE_PATH`` or Flask's default,
 or ``test_config["INSTANCE_PATH"]``; building an app writes into it only the generated
 secret key (when ``SECRET_KEY`` is unset) and, once the database is opened, the SQLite file
 (when ``DATABASE_URL`` is unset), so a read-only command leaves no folder behind
-(:mod:`arena.cli_app`).
+(:mod:`arena.ops.cli_app`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
-from . import config, errors, limits, queue, readcache, security, storage
+from .core import config, queue, security, storage
+from .web import errors, limits, readcache
 
 
 class IdConverter(BaseConverter):

@@ -39,10 +39,10 @@ from rq import Worker
 from sqlalchemy import func, select
 
 from arena import create_app
-from arena.models import Match
-from arena.procs import Child, start_arena, start_bot, stop_all
-from arena.queue import get_queue
-from arena.storage import database_url, get_db, upgrade
+from arena.core.models import Match
+from arena.core.queue import get_queue
+from arena.core.storage import database_url, get_db, upgrade
+from arena.ops.procs import Child, start_arena, start_bot, stop_all
 
 BOTS = ["planner_bot", "greedy_bot", "random_bot", "random_bot"] * 2
 
@@ -57,7 +57,7 @@ def percentile(values: list[float], q: float) -> float | None:
 def run(workers: int, matches: int, deals: int, seed: int) -> dict[str, Any]:
     inst = tempfile.mkdtemp(prefix="arena-bench-")
     # A real-looking operator token: the app refuses to start with one shorter than
-    # MIN_SECRET_LENGTH (arena.security), as it would in production.
+    # MIN_SECRET_LENGTH (arena.core.security), as it would in production.
     admin = secrets.token_urlsafe(32)
     app = create_app({"INSTANCE_PATH": inst, "ALLOW_PRIVATE_BOT_URLS": True,
                       "ADMIN_TOKEN": admin, "WORKER_CLOCK": False,

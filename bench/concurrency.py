@@ -35,7 +35,7 @@ are finished.  It prints, per run:
   returned (latency - deadline, as the referee measured it) -- measured while the N matches
   run; ``waves p99``: of each probe's first two and last two timeouts only, which fire while
   the matches start together and while matches dealt alike finish their deals together (the
-  tail used to live there: ``arena.bookkeeping``) -- and ``call overhead``: a thinking
+  tail used to live there: ``arena.core.bookkeeping``) -- and ``call overhead``: a thinking
   bot's call latency - its think time (referee and loopback HTTP both ways, and the bot
   process's own scheduling).
 
@@ -69,11 +69,11 @@ from rq import SimpleWorker, Worker
 from sqlalchemy import select
 
 from arena import create_app
-from arena.matches import create_match, enqueue_match
-from arena.models import Bot, Match, MatchResult
-from arena.procs import descendants, start_arena, stop_all
-from arena.queue import get_queue
-from arena.storage import get_db, upgrade
+from arena.core.models import Bot, Match, MatchResult
+from arena.core.queue import get_queue
+from arena.core.storage import get_db, upgrade
+from arena.ops.procs import descendants, start_arena, stop_all
+from arena.play.matches import create_match, enqueue_match
 from referee.runner.match import Limits
 
 HERE = Path(__file__).resolve().parent

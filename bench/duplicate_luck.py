@@ -204,7 +204,7 @@ def _init_worker(urls: dict[str, str]) -> None:
 
 
 def start_http_bots(names: list[str]) -> list[Any]:
-    from arena.procs import start_bot
+    from arena.ops.procs import start_bot
 
     children = []
     for name in names:
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
                                  args.jobs)
     finally:
         if children:
-            from arena.procs import stop_all
+            from arena.ops.procs import stop_all
 
             stop_all(children)
     if args.json:

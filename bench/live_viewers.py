@@ -217,8 +217,8 @@ def main() -> int:
         return 0
 
     raise_nofile()
-    from arena.edge import start_gunicorn, start_nginx, wait_http
-    from arena.procs import Child, start_arena, start_relay, stop_all
+    from arena.ops.edge import start_gunicorn, start_nginx, wait_http
+    from arena.ops.procs import Child, start_arena, start_relay, stop_all
     from tests.deploy.test_slow_clients import free_port
 
     runtime = Path(tempfile.mkdtemp(prefix="arena-live-bench-"))

@@ -59,7 +59,7 @@ from sqlalchemy import event, select
 
 import arena
 from arena import create_app
-from arena.storage import get_db, upgrade
+from arena.core.storage import get_db, upgrade
 
 FULL_BOTS = 10_000
 FULL_MATCHES = 1_000_000
@@ -250,9 +250,9 @@ def finish_by_sql(url: str, match_ids: list[int]) -> None:
 
 def make_tournaments(app: Any, url: str) -> dict[str, int]:
     """A Swiss and a knockout tournament of ENTRANTS bots, through the service code."""
-    from arena.models import Bot, Match
+    from arena.core.models import Bot, Match
+    from arena.core.tournament_models import TournamentMatch
     from arena.tournaments import service
-    from arena.tournaments.models import TournamentMatch
     from referee.runner.match import Limits
 
     db = get_db(app)
@@ -523,14 +523,14 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
     """Every page and API endpoint, some twice (the busy bot and a quiet one, a deep
     page).  The deep page of the busy bot's matches: keyset cursor where the code has one,
     ``page=1000`` where it has not."""
-    from arena.models import MatchSeat
+    from arena.core.models import MatchSeat
 
     busy, quiet, recent = 1, bots // 2 + 1, matches
     deep = "page=1000"
     try:
         if not (Path(arena.__file__).parent / "pagination.py").exists():
             raise ImportError("no keyset pagination in this checkout")  # (an editable
-        from arena.pagination import encode_cursor  # install could find another one)
+        from arena.web.pagination import encode_cursor  # install could find another one)
 
         with get_db(app).begin() as s:
             mid = s.scalar(select(MatchSeat.match_id).where(MatchSeat.bot_id == busy)

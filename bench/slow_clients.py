@@ -1,7 +1,7 @@
 """Benchmark: /healthz latency of a well-behaved client while slowloris clients trickle their
 headers, straight to gunicorn versus through the shipped nginx, side by side in one run.
 
-Starts the production shape on loopback (:mod:`arena.edge`: gunicorn with
+Starts the production shape on loopback (:mod:`arena.ops.edge`: gunicorn with
 ``deploy/gunicorn.conf.py``, nginx with ``deploy/nginx.conf`` rendered for loopback ports),
 then for each crowd size (0, 16, 300 by default) and each target (gunicorn directly, nginx)
 opens that many slowloris connections (a request line, then one header byte a second, never
@@ -31,8 +31,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.edge import nginx_binary, start_gunicorn, start_nginx, wait_http
-from arena.procs import Child, stop_all
+from arena.ops.edge import nginx_binary, start_gunicorn, start_nginx, wait_http
+from arena.ops.procs import Child, stop_all
 from tests.deploy.slowclients import Crowd
 
 

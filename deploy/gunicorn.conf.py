@@ -6,7 +6,7 @@ most), which must not hold a whole process.
 
 Runaway requests: with gthread workers, gunicorn's ``timeout`` (``WEB_TIMEOUT``) only acts on
 a worker whose main loop is blocked; it does not end one request that spins or waits.  So each
-worker process runs a per-request watchdog (:mod:`arena.request_deadline`,
+worker process runs a per-request watchdog (:mod:`arena.web.request_deadline`,
 ``WEB_REQUEST_TIMEOUT_S``, then ``WEB_REQUEST_GRACE_S``), and the web process limits every SQL
 statement on PostgreSQL to the same deadline (``DATABASE_STATEMENT_TIMEOUT_MS``).
 
@@ -40,7 +40,7 @@ preload_app = False
 request_timeout_s = float(os.environ.get("WEB_REQUEST_TIMEOUT_S", "30"))
 request_grace_s = float(os.environ.get("WEB_REQUEST_GRACE_S", "5"))
 if request_timeout_s > 0:
-    # Read by the app built in each worker (arena.config: DATABASE_STATEMENT_TIMEOUT_MS).
+    # Read by the app built in each worker (arena.core.config: DATABASE_STATEMENT_TIMEOUT_MS).
     os.environ.setdefault("DATABASE_STATEMENT_TIMEOUT_MS", str(int(request_timeout_s * 1000)))
 
 
@@ -49,12 +49,12 @@ if request_timeout_s > 0:
 
 def on_starting(server):  # type: ignore[no-untyped-def]
     """Wait for the database (and check it is at this code's schema) in the master, as
-    ``arena serve``, ``worker`` and ``clock`` do (:mod:`arena.startup`): started with or
+    ``arena serve``, ``worker`` and ``clock`` do (:mod:`arena.ops.startup`): started with or
     before PostgreSQL, or before the release's migration, the workers would otherwise answer
     500s; now the master waits (``STARTUP_DB_WAIT_S``) or exits with one clear line."""
     from arena import create_app
-    from arena.cli_app import DatabaseNotReady
-    from arena.startup import wait_for_database
+    from arena.ops.cli_app import DatabaseNotReady
+    from arena.ops.startup import wait_for_database
 
     try:
         wait_for_database(create_app(), what="gunicorn")
@@ -64,25 +64,25 @@ def on_starting(server):  # type: ignore[no-untyped-def]
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    from arena import request_deadline
-    from arena.heap import settle_heap
+    from arena.core.heap import settle_heap
+    from arena.web import request_deadline
 
     request_deadline.install(request_timeout_s, request_grace_s)
     # The app is loaded: take its ~200,000 lifelong objects out of the garbage collector's
     # walks, whose full passes otherwise stall every request of the process for 50-140 ms
-    # (arena/heap.py).
+    # (arena/core/heap.py).
     worker.log.info("heap settled: %d objects frozen out of the collector's walks",
                     settle_heap())
 
 
 def pre_request(worker, req):  # type: ignore[no-untyped-def]
-    from arena import request_deadline
+    from arena.web import request_deadline
 
     request_deadline.request_started(f"{req.method} {req.path}")
 
 
 def post_request(worker, req, environ, resp):  # type: ignore[no-untyped-def]
-    from arena import request_deadline
+    from arena.web import request_deadline
 
     request_deadline.request_ended()
 

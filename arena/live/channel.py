@@ -33,14 +33,14 @@ from typing import Any
 from redis import Redis
 from redis.exceptions import RedisError
 
+from arena.core import bookkeeping
+from arena.play.replay import deal_frames
 from referee.game import spectator
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
 from referee.runner.log import deal_json
 from referee.runner.match import DealRecord, TurnRecord
 
-from .. import bookkeeping
-from ..replay import deal_frames
 from .outbox import Event, outbox_for
 
 log = logging.getLogger(__name__)

@@ -585,7 +585,7 @@ async def serve(relay: Relay, host: str, port: int,
             loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set_result((addr[0], addr[1]))
-    # The line arena.procs.start_relay (and an operator) waits for.
+    # The line arena.ops.procs.start_relay (and an operator) waits for.
     print(f"live relay listening on http://{addr[0]}:{addr[1]}/live/", file=sys.stderr,
           flush=True)
     try:

@@ -1,4 +1,4 @@
-"""Alembic environment: the engine comes from the app (``arena.storage.alembic_config``).
+"""Alembic environment: the engine comes from the app (``arena.core.storage.alembic_config``).
 
 On SQLite, changing a column's type means copying its table (Alembic's batch mode: create a
 new table, copy the rows, drop the old one, rename).  With foreign keys enforced, dropping a
@@ -13,7 +13,7 @@ from typing import Any
 
 from alembic import context
 
-from arena.models import Base
+from arena.core.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -18,8 +18,8 @@ docs           the OpenAPI document, ``/api/openapi.json``, and the same as a pa
 
 Endpoint names are ``<blueprint>.<view>`` (``url_for("bots.bot_page", bot_id=...)``).  What
 the views share is in :mod:`arena.routes.plumbing`; the tournament rules themselves stay in
-:mod:`arena.tournaments`, as the bot, match and rating services stay in ``arena.bots``,
-``arena.matches`` and ``arena.ratings``: ``arena.routes`` is only the service's face.
+:mod:`arena.tournaments`, as the bot, match and rating services stay in ``arena.bots.service``,
+``arena.play.matches`` and ``arena.play.ratings``: ``arena.routes`` is only the service's face.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A bot's last calls, for its owner only: the page, signing in and out, and the JSON.
 
 Part of the ``bots`` blueprint (endpoint names ``bots.bot_calls``, ...); the record itself is
-:mod:`arena.calls`, the owner's sign-in on a browser :mod:`arena.owners`.
+:mod:`arena.bots.calls`, the owner's sign-in on a browser :mod:`arena.web.owners`.
 
 * ``GET /bots/<id>/calls``: the page, for a browser signed in as the owner (anyone else gets
   the bot page's sign-in form and a 403);
@@ -25,16 +25,17 @@ from flask import Response, jsonify, redirect, render_template, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response as WerkzeugResponse
 
-from .. import owners
-from ..calls import last_calls
-from ..errors import ApiError
-from ..models import Bot
-from ..openapi import operation, page
-from ..security import bearer_token, token_matches
-from ..shapes import from_query
-from ..shapes import responses as out
-from ..shapes.requests import CallsQuery
-from ..storage import session
+from arena.bots.calls import last_calls
+from arena.core.models import Bot
+from arena.core.security import bearer_token, token_matches
+from arena.core.storage import session
+from arena.web import owners
+from arena.web.errors import ApiError
+from arena.web.openapi import operation, page
+from arena.web.shapes import from_query
+from arena.web.shapes import responses as out
+from arena.web.shapes.requests import CallsQuery
+
 from .bots import bot_page, bp
 from .plumbing import FORM_EXPIRED, app_object, csrf_ok, get_bot, page_not_found
 

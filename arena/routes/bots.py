@@ -18,24 +18,24 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from arena.bots import service as bot_service
+from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from arena.core.security import hash_token, is_admin, new_token, token_matches
+from arena.core.signing import bot_secret, rotate
+from arena.core.storage import session
+from arena.play.ratings import rating_series
+from arena.web import idempotency, owners
+from arena.web.charts import rating_chart
+from arena.web.errors import ApiError
+from arena.web.idempotency import idempotent
+from arena.web.limits import limited
+from arena.web.openapi import operation, page
+from arena.web.pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
+from arena.web.shapes import from_query
+from arena.web.shapes import responses as out
+from arena.web.shapes.requests import BotChange, BotsQuery, CursorPaging, Empty, NewBot, Paging
 from referee.runner.faults import plain_items
 
-from .. import bots as bot_service
-from .. import idempotency, owners
-from ..charts import rating_chart
-from ..errors import ApiError
-from ..idempotency import idempotent
-from ..limits import limited
-from ..models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
-from ..openapi import operation, page
-from ..pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
-from ..ratings import rating_series
-from ..security import hash_token, is_admin, new_token, token_matches
-from ..shapes import from_query
-from ..shapes import responses as out
-from ..shapes.requests import BotChange, BotsQuery, CursorPaging, Empty, NewBot, Paging
-from ..signing import bot_secret, rotate
-from ..storage import session
 from .matches import seats_with_bots
 from .plumbing import (
     FORM_EXPIRED,
@@ -143,7 +143,7 @@ def accepted(s: Session, bot: Bot, check: HealthCheck, body: dict[str, Any]) -> 
 
 def signing_secret_fields(bot: Bot) -> dict[str, Any]:
     """The bot's current signing secret, for the two answers that show it (creation and
-    rotation); ``arena.signing`` derives it, nothing stores it."""
+    rotation); ``arena.core.signing`` derives it, nothing stores it."""
     return {"signing_secret": bot_secret(app_object(), bot),
             "signing_generation": bot.signing_generation,
             "signing_note": "keep this secret: it is shown only now.  Every request the "
@@ -162,7 +162,8 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
       "from the 'next' link)", errors={400: "a bad cursor"})
 def bot_list() -> str:
     """Every live bot by name, searchable (``?q=``: the name contains it, whatever the
-    case), keyset pages (``?cursor=`` from the "next" link; :func:`arena.bots.list_bots`)."""
+    case), keyset pages (``?cursor=`` from the "next" link;
+    :func:`arena.bots.service.list_bots`)."""
     s = session()
     cfg = current_app.config
     name_max = int(cfg["BOT_NAME_MAX"])

@@ -1,5 +1,5 @@
 """The API's documentation: the OpenAPI 3.1 document at ``/api/openapi.json``, and the same
-document as a page people read at ``/docs/api`` (:mod:`arena.apidocs`)."""
+document as a page people read at ``/docs/api`` (:mod:`arena.web.apidocs`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import threading
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 
-from ..apidocs import page_context
-from ..limits import limited
-from ..openapi import openapi_document, operation, page
+from arena.web.apidocs import page_context
+from arena.web.limits import limited
+from arena.web.openapi import openapi_document, operation, page
 
 bp = Blueprint("docs", __name__)
 

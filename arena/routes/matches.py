@@ -3,7 +3,7 @@ downloads, and the operator's matches and ladder rounds.
 
 Views write rows and enqueue jobs; only workers play (``POST /api/matches`` answers 202 with
 the queued match).  The lists that grow without bound (every match, a bot's matches) are
-keyset-paginated (:mod:`arena.pagination`) and built from column queries, so a page costs
+keyset-paginated (:mod:`arena.web.pagination`) and built from column queries, so a page costs
 the same few statements whatever its length (``tests/arena/test_read_path.py``).
 """
 
@@ -26,18 +26,21 @@ from flask import (
 from sqlalchemy import Select, select
 from sqlalchemy.orm import joinedload, selectinload
 
-from referee import preset_names
-from referee.runner import log as referee_log
-from referee.runner.faults import plain_items, plain_log
-from referee.runner.match import Limits
-
-from .. import deal_secrecy, idempotency, reseed
-from ..errors import ApiError
-from ..families import storable_ruleset
-from ..idempotency import idempotent
-from ..ladder import run_round
-from ..limits import limited
-from ..matches import (
+from arena.core.families import storable_ruleset
+from arena.core.models import (
+    RULESET_NAME_MAX,
+    Bot,
+    BotVersion,
+    Match,
+    MatchResult,
+    MatchSeat,
+    RatingEvent,
+)
+from arena.core.storage import session
+from arena.core.tournament_models import TournamentMatch
+from arena.play import deal_secrecy, reseed
+from arena.play.ladder import run_round
+from arena.play.matches import (
     MATCH_STATES,
     DuplicateEndpointError,
     MatchLine,
@@ -46,13 +49,16 @@ from ..matches import (
     enqueue_match,
     find_matches,
 )
-from ..models import RULESET_NAME_MAX, Bot, BotVersion, Match, MatchResult, MatchSeat, RatingEvent
-from ..openapi import operation, page
-from ..pagination import decode_cursor, encode_cursor, keyset_args, keyset_page
-from ..replay import replay_frames
-from ..shapes import from_query
-from ..shapes import responses as out
-from ..shapes.requests import (
+from arena.play.replay import replay_frames
+from arena.web import idempotency
+from arena.web.errors import ApiError
+from arena.web.idempotency import idempotent
+from arena.web.limits import limited
+from arena.web.openapi import operation, page
+from arena.web.pagination import decode_cursor, encode_cursor, keyset_args, keyset_page
+from arena.web.shapes import from_query
+from arena.web.shapes import responses as out
+from arena.web.shapes.requests import (
     CursorPaging,
     LadderRound,
     LogQuery,
@@ -60,8 +66,11 @@ from ..shapes.requests import (
     MatchLimits,
     NewMatch,
 )
-from ..storage import session
-from ..tournaments.models import TournamentMatch
+from referee import preset_names
+from referee.runner import log as referee_log
+from referee.runner.faults import plain_items, plain_log
+from referee.runner.match import Limits
+
 from .plumbing import (
     app_object,
     get_bot,
@@ -171,7 +180,8 @@ def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
 
 
 def refuse_while_deals_in_play(match_id: int) -> None:
-    """409 while a sibling rotation still plays this match's deals (:mod:`arena.deal_secrecy`)."""
+    """409 while a sibling rotation still plays this match's deals
+    (:mod:`arena.play.deal_secrecy`)."""
     if deal_secrecy.deals_in_play(session(), [match_id]):
         raise ApiError(409, "deals_in_play", f"match {match_id}'s deals are still being played "
                        "at its table's other rotations (a duplicate table deals the same cards "
@@ -201,7 +211,7 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
         if not deal_secrecy.deals_secret(session(), m):
             # The seed deals every hand: shown once no deal of the match is left to play,
             # here or at a sibling rotation of its duplicate table.  ``seed`` is the one the
-            # log was dealt from (a retry deals from its own, arena.reseed).
+            # log was dealt from (a retry deals from its own, arena.play.reseed).
             out["seed"] = reseed.shown_seed(session(), m)
             out["match_seed"] = m.seed
         if m.result is not None:
@@ -232,7 +242,7 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
 def match_list() -> str:
     """Every match, newest first, filtered by bot (its exact name), rule set (its exact
     name) and state; keyset pages (``?cursor=`` from the "older" link;
-    :func:`arena.matches.find_matches`).  A bot name that names no bot shows an empty list
+    :func:`arena.play.matches.find_matches`).  A bot name that names no bot shows an empty list
     saying so; a state that does not exist is a 400."""
     s = session()
     cfg = current_app.config

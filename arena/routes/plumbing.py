@@ -3,11 +3,11 @@ offset pages, timestamps as JSON, and, for the HTML pages, the CSRF token, the "
 page, the security headers and the template filters.
 
 The other shared parts of the HTTP layer are modules of their own, each one concern with
-its own docstring, and the views use them directly: :mod:`arena.errors` (the one JSON body
-parser and the JSON error shape), :mod:`arena.limits` (``@limited``: rate limits),
-:mod:`arena.idempotency` (``@idempotent`` and ``commit``: the ``Idempotency-Key`` header),
-:mod:`arena.pagination` (keyset cursors for the lists that grow without bound) and
-:mod:`arena.security` (tokens).
+its own docstring, and the views use them directly: :mod:`arena.web.errors` (the one JSON body
+parser and the JSON error shape), :mod:`arena.web.limits` (``@limited``: rate limits),
+:mod:`arena.web.idempotency` (``@idempotent`` and ``commit``: the ``Idempotency-Key`` header),
+:mod:`arena.web.pagination` (keyset cursors for the lists that grow without bound) and
+:mod:`arena.core.security` (tokens).
 
 :func:`init_app` installs the app-wide parts (headers on every response, template filters
 and globals); :func:`arena.create_app` calls it.
@@ -26,12 +26,12 @@ from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm.interfaces import ORMOption
 
-from .. import readcache
-from ..errors import ApiError, error_response
-from ..models import Bot, utcnow
-from ..security import bearer_token, is_admin, token_matches
-from ..shapes.requests import Paging
-from ..storage import session
+from arena.core.models import Bot, utcnow
+from arena.core.security import bearer_token, is_admin, token_matches
+from arena.core.storage import session
+from arena.web import readcache
+from arena.web.errors import ApiError, error_response
+from arena.web.shapes.requests import Paging
 
 MAX_ID = 2**62
 """Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
@@ -164,7 +164,7 @@ def csrf_ok() -> bool:
 def page_not_found(what: str) -> Response:
     """The 404 of a page whose row does not exist (``what``: "bot 12"): the HTML error page
     for a browser, the JSON error for API clients, like every other error
-    (:func:`arena.errors.error_response`)."""
+    (:func:`arena.web.errors.error_response`)."""
     return error_response(404, "not_found", f"no {what}", page_message=f"there is no {what}")
 
 

@@ -4,7 +4,7 @@ The leaderboard page takes ``?family=``, ``?page=`` and ``?q=`` (a case-insensit
 prefix; each row keeps its rank in the whole family) and draws the rating history of the
 top of the page; the JSON leaderboard is an offset list (the shape of
 :func:`~arena.routes.plumbing.paginate`, with the family added), a bot's history a keyset
-list (:mod:`arena.pagination`).
+list (:mod:`arena.web.pagination`).
 """
 
 from __future__ import annotations
@@ -26,19 +26,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased, selectinload
 
+from arena.core.families import FAMILY_OF, family_of
+from arena.core.models import Bot, Rating, RatingEvent, RatingFamily
+from arena.core.storage import session
+from arena.play.ratings import rating_series
+from arena.web.charts import rating_chart
+from arena.web.limits import limited
+from arena.web.openapi import operation, page
+from arena.web.pagination import keyset_args, keyset_page
+from arena.web.shapes import from_query
+from arena.web.shapes import responses as out
+from arena.web.shapes.requests import HistoryQuery, RatingsQuery
 from referee import preset_names
 
-from ..charts import rating_chart
-from ..families import FAMILY_OF, family_of
-from ..limits import limited
-from ..models import Bot, Rating, RatingEvent, RatingFamily
-from ..openapi import operation, page
-from ..pagination import keyset_args, keyset_page
-from ..ratings import rating_series
-from ..shapes import from_query
-from ..shapes import responses as out
-from ..shapes.requests import HistoryQuery, RatingsQuery
-from ..storage import session
 from .plumbing import arg_int, get_bot, iso, page_args, provisional
 
 bp = Blueprint("ratings", __name__)

@@ -15,12 +15,13 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, render_templ
 from sqlalchemy import func, select
 from sqlalchemy.orm import contains_eager
 
-from ..models import Bot, Match, Rating, RatingFamily
-from ..openapi import operation, page
-from ..queue import get_queue
-from ..shapes import responses as out
-from ..storage import get_db, session
-from ..tournaments.models import Tournament
+from arena.core.models import Bot, Match, Rating, RatingFamily
+from arena.core.queue import get_queue
+from arena.core.storage import get_db, session
+from arena.core.tournament_models import Tournament
+from arena.web.openapi import operation, page
+from arena.web.shapes import responses as out
+
 from .matches import seats_with_bots
 from .plumbing import app_object
 from .ratings import DEFAULT_FAMILY

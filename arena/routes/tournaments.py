@@ -32,22 +32,22 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from arena.core.models import Bot, Rating
+from arena.core.security import is_admin
+from arena.core.storage import session
+from arena.core.tournament_models import Tournament
+from arena.tournaments import service
+from arena.web import idempotency
+from arena.web.charts import bracket_layout
+from arena.web.errors import ApiError
+from arena.web.idempotency import idempotent
+from arena.web.limits import limited
+from arena.web.openapi import Answers, operation, page
+from arena.web.shapes import from_query
+from arena.web.shapes import responses as out
+from arena.web.shapes.requests import Empty, NewTournament, TournamentsQuery
 from referee import preset_names
 
-from .. import idempotency
-from ..charts import bracket_layout
-from ..errors import ApiError
-from ..idempotency import idempotent
-from ..limits import limited
-from ..models import Bot, Rating
-from ..openapi import Answers, operation, page
-from ..security import is_admin
-from ..shapes import from_query
-from ..shapes import responses as out
-from ..shapes.requests import Empty, NewTournament, TournamentsQuery
-from ..storage import session
-from ..tournaments import service
-from ..tournaments.models import Tournament
 from ..tournaments.present import (
     archive,
     bracket_json,

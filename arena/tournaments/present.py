@@ -23,15 +23,16 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from .. import deal_secrecy
-from ..models import Bot, Match, MatchResult, MatchSeat
-from .models import (
+from arena.core.models import Bot, Match, MatchResult, MatchSeat
+from arena.core.tournament_models import (
     Tournament,
     TournamentEntrant,
     TournamentMatch,
     TournamentRound,
     TournamentTable,
 )
+from arena.play import deal_secrecy
+
 from .schedule import knockout_sizes
 from .scoring import TIE_BREAKS
 from .service import compute_standings, seed_map, table_lines
@@ -305,7 +306,7 @@ def standings_csv(doc: dict[str, Any]) -> str:
 def archive(s: Session, t: Tournament) -> bytes:
     """A zip of every finished match's log (``logs/match-<id>.json``) plus the standings as
     CSV and JSON, the bracket and the tournament itself as JSON.  A finished match whose deals
-    a sibling rotation still plays is left out by the query (:mod:`arena.deal_secrecy`): its
+    a sibling rotation still plays is left out by the query (:mod:`arena.play.deal_secrecy`): its
     log is never read."""
     buf = io.BytesIO()
     standings = standings_json(s, t)

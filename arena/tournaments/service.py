@@ -44,14 +44,10 @@ from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from referee.runner.match import Limits
-
-from ..families import family_of, storable_ruleset
-from ..matches import create_match, enqueue_match, seat_endpoints
-from ..models import Bot, Match, MatchSeat, Rating, utcnow
-from ..storage import get_db
-from . import schedule, scoring
-from .models import (
+from arena.core.families import family_of, storable_ruleset
+from arena.core.models import Bot, Match, MatchSeat, Rating, utcnow
+from arena.core.storage import get_db
+from arena.core.tournament_models import (
     FORMATS,
     Tournament,
     TournamentEntrant,
@@ -59,6 +55,10 @@ from .models import (
     TournamentRound,
     TournamentTable,
 )
+from arena.play.matches import create_match, enqueue_match, seat_endpoints
+from referee.runner.match import Limits
+
+from . import schedule, scoring
 
 log = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from redis import Redis
 from sqlalchemy import create_engine, text
 
 from arena import create_app
-from arena.procs import Child, start_arena, start_bot, stop_all
-from arena.queue import EmbeddedRedis, get_queue
-from arena.storage import get_db, upgrade
+from arena.core.queue import EmbeddedRedis, get_queue
+from arena.core.storage import get_db, upgrade
+from arena.ops.procs import Child, start_arena, start_bot, stop_all
 
 ADMIN = "test-admin-token-0123456789abcdefghij"  # long enough to start with
 MARKER = "arena:test-run"

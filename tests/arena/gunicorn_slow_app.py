@@ -10,7 +10,7 @@ from flask.typing import ResponseReturnValue
 from sqlalchemy import text
 
 from arena import create_app
-from arena.storage import get_db
+from arena.core.storage import get_db
 
 
 def create() -> Flask:

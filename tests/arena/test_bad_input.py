@@ -9,8 +9,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from arena.models import Base
-from arena.storage import get_db
+from arena.core.models import Base
+from arena.core.storage import get_db
 
 from .conftest import ADMIN, both_backends, register
 

@@ -13,10 +13,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from arena import bookkeeping
-from arena.jobs import run_match_job
-from arena.models import Match
-from arena.storage import get_db
+from arena.core import bookkeeping
+from arena.core.models import Match
+from arena.core.storage import get_db
+from arena.jobs.bodies import run_match_job
 
 from .conftest import wait_for
 from .test_live import new_match

@@ -21,12 +21,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from arena import jobs
-from arena.calls import key
-from arena.matches import create_match, default_limits
-from arena.models import Bot, MatchResult
-from arena.queue import get_queue
-from arena.storage import get_db
+from arena.bots.calls import key
+from arena.core.models import Bot, MatchResult
+from arena.core.queue import get_queue
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
+from arena.play.matches import create_match, default_limits
 from referee.game.cards import mask_texts, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext

@@ -6,8 +6,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from arena.models import Bot, BotVersion, HealthCheck
-from arena.storage import get_db
+from arena.core.models import Bot, BotVersion, HealthCheck
+from arena.core.storage import get_db
 
 from .conftest import (
     admin_headers,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from arena.charts import rating_chart
+from arena.web.charts import rating_chart
 
 
 def test_each_point_is_its_coordinates_rounded_to_a_tenth() -> None:

@@ -20,12 +20,12 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from sqlalchemy import select, update
 
-from arena.ladder import run_round
-from arena.models import Bot, BotVersion, HealthCheck
-from arena.procs import Child
-from arena.queue import get_queue
-from arena.storage import get_db
-from arena.sweep import sweep
+from arena.bots.sweep import sweep
+from arena.core.models import Bot, BotVersion, HealthCheck
+from arena.core.queue import get_queue
+from arena.core.storage import get_db
+from arena.ops.procs import Child
+from arena.play.ladder import run_round
 from referee.wire import httpbot
 from sample_bots.sdk import make_server, serve_in_thread
 from tests.referee import badbots as bb

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from arena.cli import main
-from arena.storage import current_revision, get_db
+from arena.core.storage import current_revision, get_db
+from arena.ops.cli import main
 
 from .conftest import worker_env
 from .test_migrations import head_revision
@@ -76,7 +76,7 @@ def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> Non
 
     import requests
 
-    from arena.procs import Child
+    from arena.ops.procs import Child
 
     procfile = Path(__file__).resolve().parents[2] / "Procfile"
     line = next(x for x in procfile.read_text().splitlines() if x.startswith("web:"))
@@ -193,7 +193,7 @@ def test_an_unreachable_database_is_one_line_not_a_traceback(tmp_path: Path) -> 
 
 def test_a_demo_record_is_used_only_while_its_demo_runs_and_only_if_trusted(
         tmp_path: Path) -> None:
-    from arena import demo_record
+    from arena.ops import demo_record
 
     inst = tmp_path / "demo-instance"
     assert arena(["init-db"], bare_env(tmp_path, ARENA_INSTANCE_PATH=str(inst)),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from arena import create_app
-from arena.config import Defaults, convert, default_settings, from_environment, setting_docs
+from arena.core.config import Defaults, convert, default_settings, from_environment, setting_docs
 
 
 def test_every_setting_is_documented() -> None:
@@ -40,7 +40,7 @@ def test_secret_key_is_created_once_in_the_instance_folder(tmp_path: Path) -> No
 
 
 def test_sqlite_is_the_embedded_default(tmp_path: Path) -> None:
-    from arena.storage import database_url
+    from arena.core.storage import database_url
 
     app = create_app({"INSTANCE_PATH": str(tmp_path)})
     assert database_url(app) == f"sqlite:///{tmp_path / 'arena.sqlite3'}"

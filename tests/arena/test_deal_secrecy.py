@@ -1,5 +1,5 @@
 """A duplicate table deals the same cards to every rotation: while one rotation plays, no
-finished sibling's hands reach anyone (:mod:`arena.deal_secrecy`).  Every channel that
+finished sibling's hands reach anyone (:mod:`arena.play.deal_secrecy`).  Every channel that
 publishes a finished match's hidden information is tried: the replay, the log in both forms,
 the seed in the API and on the page, the tournament archive and the owner's calls."""
 
@@ -13,10 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
 
-from arena import jobs
-from arena.models import Match
-from arena.storage import get_db
-from arena.tournaments.models import TournamentMatch
+from arena.core.models import Match
+from arena.core.storage import get_db
+from arena.core.tournament_models import TournamentMatch
+from arena.jobs import bodies as jobs
 
 from .conftest import admin_headers, both_backends, register
 

@@ -14,9 +14,9 @@ import pytest
 from redis import Redis
 
 from arena import create_app
-from arena import embedded_redis as queue_module
-from arena.embedded_redis import USERS, live_users, read_pids
-from arena.queue import EmbeddedRedis, embedded_dir, get_queue, redis_binary
+from arena.core import embedded_redis as queue_module
+from arena.core.embedded_redis import USERS, live_users, read_pids
+from arena.core.queue import EmbeddedRedis, embedded_dir, get_queue, redis_binary
 
 from .conftest import wait_for
 
@@ -84,7 +84,7 @@ def test_apps_of_one_instance_share_one_embedded_redis(tmp_path: Path,
 USER = """
 import sys
 from arena import create_app
-from arena.queue import get_queue
+from arena.core.queue import get_queue
 app = create_app({"INSTANCE_PATH": sys.argv[1]})
 q = get_queue(app)
 assert q.redis.ping()

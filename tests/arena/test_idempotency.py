@@ -20,11 +20,11 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select, update
 from werkzeug.serving import make_server
 
-from arena.errors import ApiError
-from arena.idempotency import IdempotencyKey, _claim, _mac, commit
-from arena.models import Bot, Match, utcnow
-from arena.storage import get_db, session
-from arena.tournaments.models import Tournament
+from arena.core.models import Bot, Match, utcnow
+from arena.core.storage import get_db, session
+from arena.core.tournament_models import Tournament
+from arena.web.errors import ApiError
+from arena.web.idempotency import IdempotencyKey, _claim, _mac, commit
 
 from .conftest import ADMIN, both_backends, wait_for
 

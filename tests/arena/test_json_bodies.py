@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from arena.errors import json_depth_exceeds, parse_json
+from arena.web.errors import json_depth_exceeds, parse_json
 
 from .conftest import ADMIN, both_backends, register
 from .test_bad_input import assert_json_error, row_counts

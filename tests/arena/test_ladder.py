@@ -11,14 +11,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, update
 
-from arena import jobs
-from arena.clock import Clock
-from arena.ladder import Candidate, pick_table, run_round, seat_order
-from arena.matches import DuplicateEndpointError, create_match
-from arena.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
-from arena.procs import Child
-from arena.storage import get_db
-from arena.sweep import sweep
+from arena.bots.sweep import sweep
+from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
+from arena.jobs.clock import Clock
+from arena.ops.procs import Child
+from arena.play.ladder import Candidate, pick_table, run_round, seat_order
+from arena.play.matches import DuplicateEndpointError, create_match
 from referee.runner.match import Limits
 from sample_bots.sdk import make_server, serve_in_thread
 
@@ -231,7 +231,7 @@ def test_workers_with_clocks_keep_the_ladder_going(
 ) -> None:
     """No manual rounds: ``arena worker`` starts the clock, the clock makes matches, the
     workers play them, again and again."""
-    from arena.procs import start_arena, stop_all
+    from arena.ops.procs import start_arena, stop_all
 
     from .conftest import worker_env
 

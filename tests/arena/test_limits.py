@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 
 from arena import create_app
-from arena.storage import get_db, upgrade
+from arena.core.storage import get_db, upgrade
 
 from .conftest import ADMIN, register
 

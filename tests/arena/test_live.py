@@ -23,7 +23,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 
 from arena.live.channel import LivePublisher, match_key, prefix_of
-from arena.procs import Child, start_relay, stop_all
+from arena.ops.procs import Child, start_relay, stop_all
 from referee import find_ruleset
 from referee.game.cards import mask_texts
 from referee.runner.match import run_match

@@ -14,11 +14,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, update
 
-from arena import jobs
-from arena.matches import create_match, default_limits, job_timeout
-from arena.models import Bot, Match, MatchResult, Rating, RatingEvent, utcnow
-from arena.ratings import check
-from arena.storage import get_db
+from arena.core.models import Bot, Match, MatchResult, Rating, RatingEvent, utcnow
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
+from arena.play.matches import create_match, default_limits, job_timeout
+from arena.play.ratings import check
 from referee.runner import log as referee_log
 from referee.runner.faults import plain_fault
 

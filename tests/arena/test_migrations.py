@@ -10,8 +10,8 @@ from flask import Flask
 from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
 
-from arena.models import Base
-from arena.storage import Database, alembic_config, current_revision, get_db, upgrade
+from arena.core.models import Base
+from arena.core.storage import Database, alembic_config, current_revision, get_db, upgrade
 
 from .conftest import both_backends
 

@@ -12,9 +12,9 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from sqlalchemy import select
 
-from arena import jobs
-from arena.models import Match
-from arena.storage import get_db
+from arena.core.models import Match
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
 
 from .conftest import admin_headers, both_backends, submit
 

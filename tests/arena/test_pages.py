@@ -15,8 +15,8 @@ from flask.testing import FlaskClient
 from markupsafe import escape
 from sqlalchemy import select, update
 
-from arena.models import Bot, Match, MatchResult, MatchSeat, utcnow
-from arena.storage import get_db
+from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
+from arena.core.storage import get_db
 
 from .conftest import both_backends
 from .test_read_path import Seeded, add_matches, seed

@@ -32,13 +32,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from arena import bots as bot_service
-from arena import jobs
-from arena.models import Bot, HealthCheck, Match, MatchResult
-from arena.privacy import redactor, scrub_log, scrub_totals
-from arena.security import hash_token, new_token
-from arena.signing import bot_secret
-from arena.storage import get_db
+from arena.bots import service as bot_service
+from arena.core.models import Bot, HealthCheck, Match, MatchResult
+from arena.core.privacy import redactor, scrub_log, scrub_totals
+from arena.core.security import hash_token, new_token
+from arena.core.signing import bot_secret
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
 from referee.runner import log as referee_log
 from referee.runner.faults import plain_fault
 from referee.runner.health import HealthResult
@@ -300,7 +300,7 @@ def test_migration_0005_scrubs_what_was_stored(app: Flask, client: FlaskClient,
     a real downgrade to the revision before 0005 and an upgrade through it."""
     from alembic import command
 
-    from arena.storage import alembic_config, upgrade
+    from arena.core.storage import alembic_config, upgrade
 
     mig = importlib.import_module("arena.migrations.versions.0005_private_urls_signing")
     server = sdk_bots[0]

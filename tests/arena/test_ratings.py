@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from arena.models import Rating, RatingEvent
-from arena.ratings import Placement, check, combine, elo_deltas, expected, recompute
-from arena.storage import get_db
+from arena.core.models import Rating, RatingEvent
+from arena.core.storage import get_db
+from arena.play.ratings import Placement, check, combine, elo_deltas, expected, recompute
 
 from .conftest import both_backends
 
@@ -64,8 +64,8 @@ def test_a_bot_in_several_seats_counts_once_with_its_best_rank() -> None:
 @both_backends
 def test_incremental_ratings_equal_the_recompute(app: Flask) -> None:
     """Known results applied one by one (the finish path) equal a replay from scratch."""
-    from arena.models import Bot, BotVersion, Match, MatchResult, MatchSeat, utcnow
-    from arena.ratings import apply_result, lock_family
+    from arena.core.models import Bot, BotVersion, Match, MatchResult, MatchSeat, utcnow
+    from arena.play.ratings import apply_result, lock_family
 
     rng = random.Random(5)
     db = get_db(app)
@@ -122,7 +122,7 @@ def test_incremental_ratings_equal_the_recompute(app: Flask) -> None:
 
 
 def test_families() -> None:
-    from arena.families import family_of
+    from arena.core.families import family_of
 
     assert family_of("standard") == family_of("taiwan") == family_of("big-two") == "classic"
     assert family_of("hong-kong") == family_of("hong-kong-two-high") == "hong-kong"
@@ -146,9 +146,9 @@ def test_the_check_reads_one_snapshot_while_matches_finish(
     Two real workers finish matches while the check runs again and again: no alarm."""
     from sqlalchemy import func
 
-    from arena.cli import main
-    from arena.models import Match
-    from arena.ratings import check_all
+    from arena.core.models import Match
+    from arena.ops.cli import main
+    from arena.play.ratings import check_all
 
     from .conftest import admin_headers, wait_for
 
@@ -199,7 +199,7 @@ def _histories(app: Flask, lengths: list[int]) -> dict[int, int]:
     """Bots with rating histories of ``lengths`` games (each game its own finished match and
     result), the first bot's game 3 recorded twice (the newer event must win); returns each
     bot's count of games."""
-    from arena.models import Bot, Match, MatchResult, utcnow
+    from arena.core.models import Bot, Match, MatchResult, utcnow
 
     rng = random.Random(11)
     games_of: dict[int, int] = {}
@@ -230,7 +230,7 @@ def _reference(app: Flask, games_of: dict[int, int],
                points: int) -> dict[int, list[tuple[float, float]]]:
     """The chart's points read the slow, obvious way: every event of the bot, the newest of
     each game number, at :func:`sample_games`'s numbers."""
-    from arena.ratings import sample_games
+    from arena.play.ratings import sample_games
 
     out = {}
     with get_db(app).begin() as s:
@@ -251,7 +251,7 @@ def test_rating_series_are_the_sampled_events_in_one_statement(app: Flask) -> No
     or probes it (``dense``); and on PostgreSQL all the lines cost one statement."""
     from sqlalchemy import event
 
-    from arena.ratings import rating_series
+    from arena.play.ratings import rating_series
 
     games_of = _histories(app, [12, 0, 1, 2, 9, 10, 17, 40, 41])
     db = get_db(app)
@@ -275,7 +275,7 @@ def test_rating_series_are_the_sampled_events_in_one_statement(app: Flask) -> No
 
 
 def test_sample_games_is_evenly_spaced_rounding_half_up() -> None:
-    from arena.ratings import sample_games
+    from arena.play.ratings import sample_games
 
     # 1 + 9 * i / 6 for i = 0..6: 1, 2.5, 4, 5.5, 7, 8.5, 10 -> halves round up.
     assert sample_games(10, 7) == [1, 3, 4, 6, 7, 9, 10]

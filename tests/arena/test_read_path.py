@@ -25,8 +25,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, insert, select
 
-from arena.families import family_of
-from arena.models import (
+from arena.core.families import family_of
+from arena.core.models import (
     Bot,
     BotVersion,
     HealthCheck,
@@ -36,11 +36,11 @@ from arena.models import (
     RatingEvent,
     utcnow,
 )
-from arena.ratings import Placement, apply_result, lock_family
+from arena.core.storage import get_db
+from arena.core.tournament_models import TournamentMatch
+from arena.play.ratings import Placement, apply_result, lock_family
 from arena.routes.tournaments import TOURNAMENT_RENDERS
-from arena.storage import get_db
 from arena.tournaments import service
-from arena.tournaments.models import TournamentMatch
 from referee import find_ruleset
 from referee.runner import log as referee_log
 from referee.runner.match import Limits, run_match
@@ -260,7 +260,7 @@ def test_every_get_route_has_a_statement_count_check(app: Flask) -> None:
 
 
 def _empty(app: Flask) -> None:
-    from arena.models import Base
+    from arena.core.models import Base
 
     db = get_db(app)
     with db.begin() as s:
@@ -404,7 +404,7 @@ def test_search_ranks_equal_the_window_over_the_family(app: Flask) -> None:
     counted ahead of anyone), names in any case, every page and page size."""
     from sqlalchemy import update
 
-    from arena.models import Rating
+    from arena.core.models import Rating
     from arena.routes.ratings import BY_RANK, listed, search
 
     rng = random.Random(3)
@@ -442,7 +442,7 @@ def test_search_ranks_equal_the_window_over_the_family(app: Flask) -> None:
 
 
 def test_sample_games_keeps_both_ends_and_the_bound() -> None:
-    from arena.ratings import sample_games
+    from arena.play.ratings import sample_games
 
     assert sample_games(0, 10) == []
     assert sample_games(5, 10) == [1, 2, 3, 4, 5]
@@ -587,7 +587,7 @@ def test_a_live_poll_costs_one_statement_and_is_as_fresh_as_the_database(app: Fl
     """A poll of the live fragment, answered 304 or from the rendered fragment, sends one
     statement (the tag and the state together), and its tag is :func:`live_tag`'s: it
     changes the moment a match finishes."""
-    from arena.tournaments.models import Tournament
+    from arena.core.tournament_models import Tournament
     from arena.tournaments.present import live_tag
 
     data = seed(app, 12)

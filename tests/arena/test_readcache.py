@@ -1,4 +1,4 @@
-"""The response cache (:mod:`arena.readcache`): answers reused within ``READ_CACHE_S`` and
+"""The response cache (:mod:`arena.web.readcache`): answers reused within ``READ_CACHE_S`` and
 never older, writes through the process empty it, per-user and per-session answers are
 never stored, and the routes that must stay fresh exist."""
 
@@ -14,9 +14,9 @@ from flask import Flask, Response
 from sqlalchemy import event, update
 
 from arena import create_app
-from arena.models import Bot
-from arena.readcache import NEVER, TOKEN_SLOT, ReadCache, get_cache
-from arena.storage import get_db, upgrade
+from arena.core.models import Bot
+from arena.core.storage import get_db, upgrade
+from arena.web.readcache import NEVER, TOKEN_SLOT, ReadCache, get_cache
 
 from .conftest import admin_headers, both_backends
 from .test_read_path import seed

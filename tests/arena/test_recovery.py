@@ -18,12 +18,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
 
-from arena.matches import wire_match_id
-from arena.models import Match
-from arena.procs import Child, descendants
-from arena.reconcile import reconcile
-from arena.reseed import attempt_seed
-from arena.storage import get_db
+from arena.core.models import Match
+from arena.core.storage import get_db
+from arena.jobs.reconcile import reconcile
+from arena.ops.procs import Child, descendants
+from arena.play.matches import wire_match_id
+from arena.play.reseed import attempt_seed
 from referee import find_ruleset
 from referee.game.cards import mask_texts
 from referee.game.state import Deal, DealContext
@@ -119,7 +119,7 @@ def test_worker_killed_mid_match_completes_once(
     assert counts(app, match_id) == (1, 4)
     body = client.get(f"/api/matches/{match_id}").get_json()
     assert len(body["rating_changes"]) == 4
-    # The second attempt dealt new cards (arena.reseed), and its log says which.
+    # The second attempt dealt new cards (arena.play.reseed), and its log says which.
     log = client.get(f"/api/matches/{match_id}/log").get_json()
     assert referee_log.verify(log).ok
     assert log["seed"] == body["seed"] == attempt_seed(5, 2) and body["match_seed"] == 5
@@ -183,7 +183,7 @@ def _flush(redis: Redis) -> None:
 
 
 def _no_scheduler_worker(app: Flask, concurrency: int | None = None) -> Child:
-    from arena.procs import start_arena
+    from arena.ops.procs import start_arena
 
     from .conftest import worker_env
 
@@ -194,7 +194,7 @@ def _no_scheduler_worker(app: Flask, concurrency: int | None = None) -> Child:
 
 
 def _rq_status(app: Flask, job_id: str | None) -> str | None:
-    from arena.queue import get_queue
+    from arena.core.queue import get_queue
 
     return get_queue(app).job_status(job_id)
 
@@ -206,7 +206,7 @@ def test_a_retry_scheduled_without_a_scheduler_is_replaced_by_the_reconciler(
     """The drill: a work horse dies mid-match, RQ schedules the job's retry, and no RQ
     scheduler runs to move it onto the queue.  The lease runs out; the reconciler must act
     on that (the database), not on RQ's "scheduled"."""
-    from arena.procs import stop_all
+    from arena.ops.procs import stop_all
 
     match_id = post_match(client, table, deals=3)
     worker = _no_scheduler_worker(app, concurrency=0)  # RQ's forking worker: a horse to kill
@@ -239,8 +239,8 @@ def test_a_queued_match_whose_job_waits_for_a_scheduler_is_enqueued_again(
 
     from rq.job import Job
 
-    from arena.procs import stop_all
-    from arena.queue import get_queue
+    from arena.core.queue import get_queue
+    from arena.ops.procs import stop_all
 
     match_id = post_match(client, table, deals=1)
     job_id = state(app, match_id).job_id

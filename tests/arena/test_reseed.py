@@ -1,8 +1,8 @@
 """A retried match deals new cards; a retried rotation of a duplicate table keeps its table's
-(:mod:`arena.reseed`).
+(:mod:`arena.play.reseed`).
 
 The first attempt is stopped in the middle of deal 0 the way a thread-pool worker stops a match
-when it shuts down past its grace (:mod:`arena.execution`: the match hands itself back to the
+when it shuts down past its grace (:mod:`arena.jobs.execution`: the match hands itself back to the
 queue at the next turn); the second attempt is the job run again.  Real bots over HTTP: the
 sample bots and an in-process one that records the hand it is shown at its first move of each
 deal, and asks for the hand-back at its second move of the first attempt.
@@ -24,13 +24,14 @@ from flask.testing import FlaskClient
 from redis import Redis
 from sqlalchemy import select
 
-from arena import execution, jobs
+from arena.core.models import Match, MatchResult
+from arena.core.storage import get_db
+from arena.core.tournament_models import TournamentMatch
+from arena.jobs import bodies as jobs
+from arena.jobs import execution
 from arena.live.channel import match_key, prefix_of
-from arena.matches import wire_match_id
-from arena.models import Match, MatchResult
-from arena.reseed import attempt_seed
-from arena.storage import get_db
-from arena.tournaments.models import TournamentMatch
+from arena.play.matches import wire_match_id
+from arena.play.reseed import attempt_seed
 from referee.runner import log as referee_log
 from sample_bots.sdk import serve_in_thread
 

@@ -1,4 +1,4 @@
-"""The deployment-wide tier of the response cache (:mod:`arena.sharedcache`), on the real
+"""The deployment-wide tier of the response cache (:mod:`arena.web.sharedcache`), on the real
 Redis: one render serves every process, within the same bound; a write through any process
 stales what was stored before it; a Redis that fails or holds garbage costs a render, never
 a page."""
@@ -16,9 +16,9 @@ from flask import Flask
 from redis import Redis
 
 from arena import create_app
-from arena.readcache import TOKEN_SLOT, ReadCache, get_cache
-from arena.sharedcache import SharedTier
-from arena.storage import get_db, upgrade
+from arena.core.storage import get_db, upgrade
+from arena.web.readcache import TOKEN_SLOT, ReadCache, get_cache
+from arena.web.sharedcache import SharedTier
 
 from .conftest import both_backends
 from .test_readcache import Clock, statements
@@ -150,7 +150,7 @@ def test_a_failing_redis_costs_a_render_and_one_warning_not_a_page(
         renders.append(1)
         return app.make_response("fresh")
 
-    with caplog.at_level(logging.WARNING, logger="arena.sharedcache"), \
+    with caplog.at_level(logging.WARNING, logger="arena.web.sharedcache"), \
             app.test_request_context("/"):
         for key in ("a", "b", "c"):
             assert cache.answer(key, render).get_data() == b"fresh"

@@ -13,10 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, text
 
-from arena import jobs
-from arena.models import Bot, HealthCheck, MatchResult, MatchSeat
-from arena.signing import derive_secret, signing_key
-from arena.storage import get_db
+from arena.core.models import Bot, HealthCheck, MatchResult, MatchSeat
+from arena.core.signing import derive_secret, signing_key
+from arena.core.storage import get_db
+from arena.jobs import bodies as jobs
 from sample_bots import greedy_bot
 from sample_bots.sdk import BotServer, parse_secrets, serve_in_thread
 

@@ -1,5 +1,5 @@
 """``arena serve``, ``worker`` and ``clock`` check their database before they start work
-(:mod:`arena.startup`): each is run here as a real process against a PostgreSQL port where
+(:mod:`arena.ops.startup`): each is run here as a real process against a PostgreSQL port where
 nothing listens, one that starts answering during the wait, real databases that are not
 migrated, and migrated ones (the happy path, PostgreSQL and the embedded SQLite)."""
 
@@ -20,8 +20,8 @@ import pytest
 import requests
 from flask import Flask
 
-from arena.procs import Child
-from arena.storage import Database, head_revision, upgrade
+from arena.core.storage import Database, head_revision, upgrade
+from arena.ops.procs import Child
 
 from .conftest import pg_admin_or_skip, wait_for, worker_env
 from .test_cli import bare_env
@@ -238,7 +238,7 @@ def test_a_migrated_database_lets_each_command_start(app: Flask, tmp_path: Path)
 
 def test_the_embedded_sqlite_database_is_migrated_at_start(tmp_path: Path,
                                                            redis_url: str) -> None:
-    from arena.storage import current_revision
+    from arena.core.storage import current_revision
 
     inst = tmp_path / "instance"
     env = bare_env(tmp_path, ARENA_INSTANCE_PATH=str(inst), REDIS_URL=redis_url,

@@ -15,8 +15,8 @@ import pytest
 from flask import Flask
 
 from arena import create_app
-from arena.security import InsecureConfigError
-from arena.storage import get_db
+from arena.core.security import InsecureConfigError
+from arena.core.storage import get_db
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "arena.env.example"
 STRONG = "k" * 8 + "9f2c1e7a4b6d8f0a3c5e7b9d1f3a5c7e"
@@ -108,7 +108,7 @@ def test_readyz_reuses_one_probe_for_its_bound_and_reports_a_failure_within_it(
     going down is reported once the probe is that old, not later."""
     from sqlalchemy import event
 
-    from arena.queue import QueueService
+    from arena.core.queue import QueueService
     from arena.routes.site import Readiness
 
     now = [100.0]

@@ -1,4 +1,4 @@
-"""Processes that look after each other (arena.supervisor), drilled with real processes.
+"""Processes that look after each other (arena.jobs.supervisor), drilled with real processes.
 
 Each test is one fault drill: Redis killed under a worker, a worker SIGKILLed (its clock,
 scheduler and work horse must go with it), the clock SIGKILLed (the worker starts another),
@@ -24,8 +24,8 @@ from flask.testing import FlaskClient
 from redis import Redis
 from rq import Worker
 
-from arena.procs import Child, descendants, start_arena, stop_all
-from arena.queue import QueueService, redis_binary
+from arena.core.queue import QueueService, redis_binary
+from arena.ops.procs import Child, descendants, start_arena, stop_all
 from sample_bots.sdk import serve_in_thread
 
 from .conftest import admin_headers, register, wait_for, worker_env
@@ -273,7 +273,7 @@ child.wait()
 """
 CHILD = """
 import os, sys, time
-from arena.supervisor import die_with_parent
+from arena.jobs.supervisor import die_with_parent
 die_with_parent(os.getppid(), use_prctl=sys.argv[1] == "prctl", watch=sys.argv[1] == "watch")
 print("ready", flush=True)
 time.sleep(600)
@@ -296,7 +296,7 @@ def test_a_child_dies_with_its_killed_parent(mechanism: str) -> None:
 
 FORKER = """
 import os, signal, sys, time
-from arena.supervisor import children_die_with_me
+from arena.jobs.supervisor import children_die_with_me
 stops = []
 signal.signal(signal.SIGTERM, lambda signum, frame: stops.append(signum))  # a flag, as ours
 # The stop arrives in the child the moment it exists, before arena's fork hook has run (on a

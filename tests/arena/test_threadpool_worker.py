@@ -26,13 +26,13 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegistry
 from sqlalchemy import func, select
 
-from arena.matches import PLAY_MATCH
-from arena.models import Match, RatingEvent
-from arena.procs import Child, descendants, start_arena, stop_all
-from arena.queue import get_queue
-from arena.ratings import check
-from arena.reconcile import reconcile
-from arena.storage import get_db
+from arena.core.models import Match, RatingEvent
+from arena.core.queue import get_queue
+from arena.core.storage import get_db
+from arena.jobs.reconcile import reconcile
+from arena.ops.procs import Child, descendants, start_arena, stop_all
+from arena.play.matches import PLAY_MATCH
+from arena.play.ratings import check
 from sample_bots.sdk import serve_in_thread
 
 from .conftest import admin_headers, both_backends, register, wait_for, worker_env
@@ -415,7 +415,7 @@ def test_heartbeats_keep_a_long_job_out_of_the_registry_cleanup(redis: Redis,
     RQ's maintenance (run by any worker) never takes a long job for an abandoned one."""
     from rq import Queue
 
-    from arena.threadpool_worker import ThreadPoolWorker
+    from arena.jobs.threadpool_worker import ThreadPoolWorker
 
     q = Queue(str(settings["QUEUE_NAME"]), connection=redis)
     q.enqueue("time.sleep", 3, job_timeout=60)
@@ -452,9 +452,9 @@ def test_heartbeats_keep_a_long_job_out_of_the_registry_cleanup(redis: Redis,
 FREEZE_PROBE = """
 import gc
 from arena import create_app
-from arena.queue import get_queue
-from arena import bookkeeping
-from arena.worker import make_worker
+from arena.core.queue import get_queue
+from arena.core import bookkeeping
+from arena.jobs.worker import make_worker
 app = create_app()
 before = gc.get_freeze_count()
 make_worker(app, get_queue(app))
@@ -477,11 +477,11 @@ def test_a_pool_worker_takes_its_start_up_heap_out_of_the_collectors_walks(app: 
     assert before == 0
     assert after > 50_000  # the imported service: SQLAlchemy, RQ, Flask, the rules' tables
     assert thresholds == [9000, 30, 200]  # and collects young objects less often
-    assert slots == 3  # and lets that many threads do bookkeeping at once (arena.bookkeeping)
+    assert slots == 3  # and lets that many threads do bookkeeping at once (arena.core.bookkeeping)
 
 
 def test_gc_thresholds_are_read_strictly() -> None:
-    from arena.heap import gc_thresholds
+    from arena.core.heap import gc_thresholds
 
     assert gc_thresholds("") == ()
     assert gc_thresholds("10000,20,100") == (10000, 20, 100)
@@ -497,7 +497,7 @@ def test_settle_heap_still_lets_cycles_made_later_be_collected() -> None:
     import gc
     import weakref
 
-    from arena.heap import settle_heap
+    from arena.core.heap import settle_heap
 
     class Node:
         other: Any = None

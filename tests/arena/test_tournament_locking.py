@@ -11,10 +11,10 @@ from flask import Flask
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.exc import OperationalError
 
-from arena.models import Bot, Match
-from arena.storage import get_db
+from arena.core.models import Bot, Match
+from arena.core.storage import get_db
+from arena.core.tournament_models import TournamentMatch, TournamentRound
 from arena.tournaments import schedule, service
-from arena.tournaments.models import TournamentMatch, TournamentRound
 from referee.runner.match import Limits
 
 from .test_read_path import finish_directly, real_log, seed

@@ -22,15 +22,15 @@ from flask.testing import FlaskClient
 from redis import Redis
 from sqlalchemy import func, select, update
 
-from arena import jobs
-from arena.cli import main
-from arena.clock import Clock
-from arena.models import Bot, BotVersion, Match
-from arena.procs import Child, descendants
-from arena.reconcile import reconcile
-from arena.storage import get_db
+from arena.core.models import Bot, BotVersion, Match
+from arena.core.storage import get_db
+from arena.core.tournament_models import Tournament, TournamentMatch
+from arena.jobs import bodies as jobs
+from arena.jobs.clock import Clock
+from arena.jobs.reconcile import reconcile
+from arena.ops.cli import main
+from arena.ops.procs import Child, descendants
 from arena.tournaments import service
-from arena.tournaments.models import Tournament, TournamentMatch
 from referee.runner import log as referee_log
 
 from .conftest import ADMIN, MARKER, admin_headers, both_backends, register, submit, wait_for
@@ -238,12 +238,13 @@ def two_player_rules(monkeypatch: pytest.MonkeyPatch) -> str:
             overrides[key] = int(value) if value.isdigit() else value
         return find_ruleset(base, **overrides)
 
-    import arena.families
-    import arena.jobs
-    import arena.matches
+    import arena.core.families
+    import arena.jobs.bodies
+    import arena.play.matches
     import arena.routes.matches
 
-    for module in (arena.routes.matches, arena.families, arena.jobs, arena.matches, service):
+    for module in (arena.routes.matches, arena.core.families, arena.jobs.bodies,
+                   arena.play.matches, service):
         monkeypatch.setattr(module, "find_ruleset", resolve)
     assert resolve(name).players == 2 and resolve(name).name == name
     return name
@@ -502,9 +503,9 @@ def test_long_rule_set_names_are_kept_whole_and_only_overlong_ones_refused(
     assert r.status_code == 202, r.get_json()
     with get_db(app).begin() as s:
         assert s.scalar(select(Match.ruleset).where(Match.id == r.get_json()["id"])) == name
-    import arena.families
+    import arena.core.families
 
-    monkeypatch.setattr(arena.families, "RULESET_NAME_MAX", len(name) - 1)
+    monkeypatch.setattr(arena.core.families, "RULESET_NAME_MAX", len(name) - 1)
     r = client.post("/api/tournaments", json={"format": "knockout", "bots": five_bots,
                                               "ruleset": name}, headers=admin_headers())
     assert r.status_code == 400

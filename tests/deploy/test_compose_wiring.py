@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from arena.edge import GUNICORN_CONF, NGINX_CONF
+from arena.ops.edge import GUNICORN_CONF, NGINX_CONF
 
 COMPOSE = NGINX_CONF.parent / "docker-compose.yml"
 

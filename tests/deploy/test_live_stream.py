@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from arena.edge import nginx_binary, start_gunicorn, start_nginx, wait_http
 from arena.live.channel import match_key
-from arena.procs import Child, start_relay, stop_all
+from arena.ops.edge import nginx_binary, start_gunicorn, start_nginx, wait_http
+from arena.ops.procs import Child, start_relay, stop_all
 from tests.arena.conftest import wait_for
 from tests.arena.sse import Stream
 

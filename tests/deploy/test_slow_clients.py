@@ -22,8 +22,8 @@ import pytest
 import requests
 from redis import Redis
 
-from arena.edge import NGINX_CONF, nginx_binary, start_gunicorn, start_nginx, wait_http
-from arena.procs import Child, stop_all
+from arena.ops.edge import NGINX_CONF, nginx_binary, start_gunicorn, start_nginx, wait_http
+from arena.ops.procs import Child, stop_all
 
 from .slowclients import Crowd, wait_until
 

@@ -1,6 +1,6 @@
 """Docstrings and docs cite code that exists.
 
-A docstring or a page that names ``arena.jobs.play_match`` or :func:`run_match` sends a
+A docstring or a page that names ``arena.jobs.bodies.play_match`` or :func:`run_match` sends a
 reader looking for it; after a rename or a move the name must follow.  Two checks:
 
 * every Sphinx role (``:func:``, ``:class:``, ``:meth:``, ``:mod:``, ...) in a docstring of
@@ -159,9 +159,9 @@ def test_dotted_names_in_docstrings_and_docs_name_code_that_exists() -> None:
 @pytest.mark.parametrize("name, found", [
     ("referee.wire.httpbot.BotClient", True),
     ("referee.runner.match.TurnRecord.latency_ms", True),  # a dataclass field
-    ("arena.jobs.play_match", True),
+    ("arena.jobs.bodies.play_match", True),
     ("referee.httpbot", False),  # moved into referee.wire
-    ("arena.jobs.no_such_job", False),
+    ("arena.jobs.bodies.no_such_job", False),
 ])
 def test_the_resolver_tells_real_names_from_stale_ones(name: str, found: bool) -> None:
     assert resolves(name) is found

@@ -353,6 +353,6 @@ def test_the_worked_signing_example_in_the_protocol_doc_is_right() -> None:
     assert signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 10)
     assert not signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 86_400)
     # And the secret is what the arena derives for bot 42, generation 1, under that key.
-    from arena.signing import derive_secret
+    from arena.core.signing import derive_secret
 
     assert derive_secret(b"example-signing-key", 42, 1) == secret.group(1)

@@ -25,7 +25,7 @@ import pytest
 from flask import Flask
 from werkzeug.serving import make_server
 
-from arena.procs import start_relay
+from arena.ops.procs import start_relay
 from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the arena tests
     app,
     backend,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from arena.procs import Child
+from arena.ops.procs import Child
 from sample_bots.sdk import serve_in_thread
 from tests.arena.conftest import ADMIN, admin_headers, register, wait_for
 

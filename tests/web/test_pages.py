@@ -18,9 +18,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from playwright.sync_api import expect
 
-from arena.models import Bot, BotVersion, utcnow
-from arena.procs import Child
-from arena.storage import get_db
+from arena.core.models import Bot, BotVersion, utcnow
+from arena.core.storage import get_db
+from arena.ops.procs import Child
 from sample_bots.sdk import serve_in_thread
 from tests.arena.conftest import (
     ADMIN,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import arena.models
+import arena.core.models
 
 revision = "0001"
 down_revision = None
@@ -26,15 +26,15 @@ def upgrade() -> None:
         sa.Column("url", sa.Text(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("updated_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("deleted_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("updated_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("deleted_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.Column("owner_paused", sa.Boolean(), nullable=False),
         sa.Column("health_paused", sa.Boolean(), nullable=False),
         sa.Column("health_failures", sa.Integer(), nullable=False),
-        sa.Column("last_health_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("last_health_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.Column("last_health_reason", sa.Text(), nullable=False),
-        sa.Column("idle_since", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("idle_since", arena.core.models.UTCDateTime(), nullable=False),
         sa.Column("info", sa.JSON(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_bots")),
         sa.UniqueConstraint("name", name=op.f("uq_bots_name")),
@@ -50,16 +50,16 @@ def upgrade() -> None:
         sa.Column("seed", sa.BigInteger(), nullable=False),
         sa.Column("limits", sa.JSON(), nullable=False),
         sa.Column("rated", sa.Boolean(), nullable=False),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("queued_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("started_at", arena.models.UTCDateTime(), nullable=True),
-        sa.Column("finished_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("queued_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("started_at", arena.core.models.UTCDateTime(), nullable=True),
+        sa.Column("finished_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("enqueues", sa.Integer(), nullable=False),
         sa.Column("job_id", sa.String(length=64), nullable=True),
         sa.Column("lease_token", sa.String(length=64), nullable=True),
         sa.Column("lease_owner", sa.String(length=128), nullable=True),
-        sa.Column("lease_expires_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("lease_expires_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.Column("error", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_matches")),
     )
@@ -78,7 +78,7 @@ def upgrade() -> None:
         sa.Column("bot_id", sa.Integer(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("url", sa.Text(), nullable=False),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
         sa.Column("info", sa.JSON(), nullable=False),
         sa.ForeignKeyConstraint(["bot_id"], ["bots.id"], name=op.f("fk_bot_versions_bot_id_bots")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_bot_versions")),
@@ -91,7 +91,7 @@ def upgrade() -> None:
         "health_checks",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("bot_id", sa.Integer(), nullable=False),
-        sa.Column("at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("at", arena.core.models.UTCDateTime(), nullable=False),
         sa.Column("url", sa.Text(), nullable=False),
         sa.Column("ok", sa.Boolean(), nullable=False),
         sa.Column("reason", sa.Text(), nullable=False),
@@ -108,7 +108,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("match_id", sa.Integer(), nullable=False),
         sa.Column("family", sa.String(length=64), nullable=False),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
         sa.Column("totals", sa.JSON(), nullable=False),
         sa.Column("log_gz", sa.LargeBinary(), nullable=False),
         sa.ForeignKeyConstraint(
@@ -126,7 +126,7 @@ def upgrade() -> None:
         sa.Column("family", sa.String(length=64), nullable=False),
         sa.Column("rating", sa.Float(), nullable=False),
         sa.Column("games", sa.Integer(), nullable=False),
-        sa.Column("updated_at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("updated_at", arena.core.models.UTCDateTime(), nullable=False),
         sa.ForeignKeyConstraint(["bot_id"], ["bots.id"], name=op.f("fk_ratings_bot_id_bots")),
         sa.PrimaryKeyConstraint("bot_id", "family", name=op.f("pk_ratings")),
     )
@@ -172,7 +172,7 @@ def upgrade() -> None:
         sa.Column("before", sa.Float(), nullable=False),
         sa.Column("after", sa.Float(), nullable=False),
         sa.Column("games", sa.Integer(), nullable=False),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
         sa.ForeignKeyConstraint(["bot_id"], ["bots.id"], name=op.f("fk_rating_events_bot_id_bots")),
         sa.ForeignKeyConstraint(
             ["match_id"], ["matches.id"], name=op.f("fk_rating_events_match_id_matches")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import arena.models
+import arena.core.models
 
 revision = "0002"
 down_revision = "0001"
@@ -39,9 +39,9 @@ def upgrade() -> None:
         sa.Column("current_round", sa.Integer(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("standings", sa.JSON(), nullable=True),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("started_at", arena.models.UTCDateTime(), nullable=True),
-        sa.Column("finished_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("started_at", arena.core.models.UTCDateTime(), nullable=True),
+        sa.Column("finished_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.Column("error", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_tournaments")),
     )
@@ -80,8 +80,8 @@ def upgrade() -> None:
         sa.Column("byes", sa.JSON(), nullable=False),
         sa.Column("target", sa.Integer(), nullable=True),
         sa.Column("advanced", sa.JSON(), nullable=True),
-        sa.Column("started_at", arena.models.UTCDateTime(), nullable=True),
-        sa.Column("finished_at", arena.models.UTCDateTime(), nullable=True),
+        sa.Column("started_at", arena.core.models.UTCDateTime(), nullable=True),
+        sa.Column("finished_at", arena.core.models.UTCDateTime(), nullable=True),
         sa.ForeignKeyConstraint(
             ["tournament_id"],
             ["tournaments.id"],

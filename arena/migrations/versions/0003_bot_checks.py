@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import arena.models
+import arena.core.models
 
 revision = "0003"
 down_revision = "0005"
@@ -45,13 +45,13 @@ def upgrade() -> None:
                                     server_default="passed"))
     op.add_column("bots", sa.Column("pause_reason", sa.Text(), nullable=False,
                                     server_default=""))
-    op.add_column("bots", sa.Column("judged_since", arena.models.UTCDateTime(),
+    op.add_column("bots", sa.Column("judged_since", arena.core.models.UTCDateTime(),
                                     nullable=True))
     op.add_column("health_checks", sa.Column("state", sa.String(length=16), nullable=False,
                                              server_default="done"))
     op.add_column("health_checks", sa.Column("purpose", sa.String(length=16), nullable=False,
                                              server_default="sweep"))
-    op.add_column("health_checks", sa.Column("finished_at", arena.models.UTCDateTime(),
+    op.add_column("health_checks", sa.Column("finished_at", arena.core.models.UTCDateTime(),
                                              nullable=True))
     conn = op.get_bind()
     bots = sa.table("bots", sa.column("id", sa.Integer()), sa.column("url", sa.Text()),

@@ -1,4 +1,4 @@
-"""idempotency keys: stored (encrypted) responses of creating requests (arena.idempotency)
+"""idempotency keys: stored (encrypted) responses of creating requests (arena.web.idempotency)
 
 Revision ID: 0004
 Revises: 0005
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-import arena.models
+import arena.core.models
 
 revision = "0004"
 down_revision = "0003"
@@ -27,11 +27,11 @@ def upgrade() -> None:
         sa.Column("fingerprint", sa.String(length=64), nullable=False),
         sa.Column("state", sa.String(length=16), nullable=False),
         sa.Column("claim", sa.String(length=32), nullable=False),
-        sa.Column("locked_until", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("locked_until", arena.core.models.UTCDateTime(), nullable=False),
         sa.Column("status", sa.Integer(), nullable=True),
         sa.Column("response", sa.LargeBinary(), nullable=True),
-        sa.Column("created_at", arena.models.UTCDateTime(), nullable=False),
-        sa.Column("expires_at", arena.models.UTCDateTime(), nullable=False),
+        sa.Column("created_at", arena.core.models.UTCDateTime(), nullable=False),
+        sa.Column("expires_at", arena.core.models.UTCDateTime(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_idempotency_keys")),
         sa.UniqueConstraint("key_hash", name=op.f("uq_idempotency_keys_key_hash")),
     )

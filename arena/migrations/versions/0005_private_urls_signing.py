@@ -1,10 +1,10 @@
 """private bot URLs and signing secrets: bots.signing_generation; scrub stored URLs
 
-Adds the generation counter the per-bot signing secret is derived from (``arena.signing``;
+Adds the generation counter the per-bot signing secret is derived from (``arena.core.signing``;
 existing bots start at 1, and their owners rotate to learn a secret).  Then removes bot URLs
 from everything stored before log v2: the ``url`` of every v1 log seat and of the seats in
 ``match_results.totals``, and the bot's host, path and query from strike, note and
-health-check texts (``arena.privacy``).  The scrub cannot be undone (that is its point), so
+health-check texts (``arena.core.privacy``).  The scrub cannot be undone (that is its point), so
 the downgrade only drops the column.
 
 Revision ID: 0005
@@ -19,7 +19,7 @@ from collections import defaultdict
 import sqlalchemy as sa
 from alembic import op
 
-from arena.privacy import redactor, scrub_log_gz, scrub_totals
+from arena.core.privacy import redactor, scrub_log_gz, scrub_totals
 
 revision = "0005"
 down_revision = "0002"

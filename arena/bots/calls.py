@@ -1,0 +1,249 @@
+"""A bot's last ``/move`` calls, for its owner: the exact request, the raw answer, the verdict.
+
+What bot authors ask an arena for most is the input that broke their bot.  Two sources:
+
+* **The request** is rebuilt from the stored match log (:mod:`referee.runner.requests`),
+  exactly the body the bot was sent, so nothing of it is stored twice.  It holds only that
+  seat's own view of the deal (its hand, the public table, the card counts), which is the
+  owner's to see, and never another seat's cards.
+* **The raw answer** is not in a log (a log keeps the move played and the fault), so each
+  match records it: :class:`CallRecorder` wraps the match's players, keeps each seat's last
+  ``BOT_CALLS_KEPT`` calls in memory while the match runs (answer cut to
+  ``BOT_CALLS_ANSWER_MAX`` bytes; of a non-2xx answer, such as a 500 with the bot's
+  traceback, the referee reads only that much of the body), and when the match has
+  finished pushes them to the bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>``
+  (newest first, trimmed to ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the
+  last push).  Only finished matches are pushed, so every call shown has its log and its
+  exact request; an attempt that was abandoned and replayed elsewhere pushes nothing.  It
+  is debugging data: losing Redis loses it, and nothing else depends on it.
+
+:func:`last_calls` joins the two for the page ``/bots/<id>/calls`` (the owner signed in on
+this browser: :mod:`arena.web.owners`) and ``GET /api/bots/<id>/calls`` (the owner token).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+from sqlalchemy.orm import Session, undefer
+
+from arena.core.models import MatchResult
+from arena.core.queue import get_queue
+from arena.play.deal_secrecy import deals_in_play
+from referee.game.cards import move_id
+from referee.runner.faults import plain_fault
+from referee.runner.match import FORFEITED, TurnRecord
+from referee.runner.requests import move_requests
+from referee.wire.players import Player, Reply
+
+log = logging.getLogger(__name__)
+
+VERDICTS: dict[str | None, tuple[str, str]] = {
+    None: ("ok", "its answer was played"),
+    "timeout": ("timeout", "no complete answer within the deadline (and what was left of "
+                "the time bank)"),
+    "not_json": ("malformed", "the answer is not strict JSON in UTF-8"),
+    "bad_shape": ("malformed", "the answer is JSON, but not an object"),
+    "not_an_object": ("malformed", "the answer must be a JSON object"),
+    "no_move": ("malformed", "the answer has neither 'move' (a string) nor 'cards' (a list "
+                "of strings)"),
+    "malformed_cards": ("malformed", "'cards' holds something that is not a card"),
+    "body_too_large": ("malformed", "the answer is larger than the arena accepts"),
+    "unknown_move": ("illegal", "'move' is not the id of one of the legal moves listed"),
+    "not_in_hand": ("illegal", "it played cards it does not hold"),
+    "illegal": ("illegal", "it holds the cards, but they are not a legal play now"),
+    "wrong_turn": ("illegal", "the answer names another turn than the one asked"),
+    "connection": ("no answer", "the connection was refused, reset or closed before the "
+                   "answer was complete"),
+    "dns": ("no answer", "the bot's host name does not resolve"),
+    "tls": ("no answer", "the TLS handshake or the certificate failed"),
+    "protocol": ("no answer", "what came back is not valid HTTP/1.1"),
+    "http_status": ("no answer", "an HTTP status other than 2xx"),
+    "redirect": ("no answer", "a redirect (3xx), which the arena never follows"),
+    "refused_address": ("no answer", "the bot's address is one the arena may not call"),
+    "bad_url": ("no answer", "the bot's URL cannot be called"),
+}
+"""Each fault (``referee.wire.httpbot.Fault``, ``referee.wire.protocol.AnswerFault``) as a
+verdict (ok / illegal / timeout / malformed / no answer) and the reason in plain words; the
+turn's ``detail`` says the specifics."""
+
+
+def verdict(fault: str | None) -> tuple[str, str]:
+    return VERDICTS.get(fault, ("failed", str(fault)))
+
+
+def key(app: Flask, bot_id: int) -> str:
+    return f"{app.config['QUEUE_NAME']}:bot-calls:{bot_id}"
+
+
+@dataclass
+class Call:
+    """One ``/move`` call as kept (the request is not: it is rebuilt from the log)."""
+
+    match_id: int
+    deal: int
+    turn: int
+    seat: int
+    at: str
+    latency_ms: float | None
+    fault: str | None
+    detail: str
+    move: str
+    say: str | None
+    answer: str
+    answer_bytes: int
+    answer_truncated: bool
+
+
+class _Recording(Player):
+    """A player that remembers the raw body of its last ``/move`` answer."""
+
+    def __init__(self, inner: Player) -> None:
+        self.inner = inner
+        self.label = inner.label
+        self.last: Reply | None = None
+
+    def scrub(self, text: str) -> str:
+        return self.inner.scrub(text)
+
+    def describe(self, deadline_s: float) -> Reply:
+        return self.inner.describe(deadline_s)
+
+    def start(self, info: dict[str, Any], deadline_s: float) -> Reply:
+        return self.inner.start(info, deadline_s)
+
+    def move(self, request: dict[str, Any], deadline_s: float) -> Reply:
+        self.last = self.inner.move(request, deadline_s)
+        return self.last
+
+    def end(self, info: dict[str, Any], deadline_s: float) -> Reply:
+        return self.inner.end(info, deadline_s)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class CallRecorder:
+    """The calls of one match's seats, kept until the match has finished (one per match)."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.kept = max(0, int(app.config["BOT_CALLS_KEPT"]))
+        self.answer_max = int(app.config["BOT_CALLS_ANSWER_MAX"])
+        self.bot_ids: list[int] = []
+        self.players: list[_Recording] = []
+        self.calls: list[deque[tuple[TurnRecord, bytes, int, float]]] = []
+
+    def wrap(self, players: Sequence[Player], bot_ids: Sequence[int]) -> list[Player]:
+        """The players to seat instead of ``players`` (the bots ``bot_ids``, seat by seat)."""
+        self.bot_ids = list(bot_ids)
+        self.players = [_Recording(p) for p in players]
+        self.calls = [deque(maxlen=self.kept) for _ in self.players]
+        return list(self.players)
+
+    def on_turn(self, turn: TurnRecord) -> None:
+        """Pair a finished turn with the answer its seat gave (a forfeited seat gave none).
+        Runs at every turn, so it only keeps references; :meth:`flush` does the rest."""
+        if turn.fault == FORFEITED or not self.kept:
+            return
+        reply = self.players[turn.seat].last
+        body = reply.body if reply is not None else b""
+        # Cut here, not at flush: a bot answering 64 KiB every turn must not make a match
+        # hold megabytes of its answers.
+        self.calls[turn.seat].append((turn, body[:self.answer_max], len(body), time.time()))
+
+    def _call(self, match_id: int, turn: TurnRecord, kept: bytes, size: int,
+              at: float) -> Call:
+        answer = kept.decode("utf-8", "replace")
+        if turn.fault is not None:
+            # A refused answer (a 500's traceback, a body that is not JSON) is scrubbed like
+            # every fault text: it may echo the bot's URL or an address (referee.wire.redact).
+            answer = self.players[turn.seat].scrub(answer)
+        return Call(
+            match_id=match_id, deal=turn.deal, turn=turn.turn, seat=turn.seat,
+            at=dt.datetime.fromtimestamp(at, dt.UTC).isoformat(), latency_ms=turn.latency_ms,
+            fault=turn.fault, detail=turn.detail, move=move_id(turn.move), say=turn.say,
+            answer=answer, answer_bytes=size,
+            answer_truncated=size > len(kept))
+
+    def flush(self, match_id: int) -> None:
+        """Push the kept calls to each bot's list (after the match finished; never raises:
+        the record is for debugging, the match result is what counts)."""
+        if not self.kept:
+            return
+        ttl = max(1, int(float(self.app.config["BOT_CALLS_TTL_S"])))
+        try:
+            pipe = get_queue(self.app).redis.pipeline(transaction=False)
+            for bot_id, calls in zip(self.bot_ids, self.calls, strict=True):
+                if not calls:
+                    continue
+                k = key(self.app, bot_id)
+                pipe.lpush(k, *(json.dumps(asdict(self._call(match_id, *c)))
+                                for c in calls))  # the newest ends up first
+                pipe.ltrim(k, 0, self.kept - 1)
+                pipe.expire(k, ttl)
+            pipe.execute()
+        except Exception as exc:  # Redis down: the owner's view misses this match
+            log.warning("match %s: could not keep the bots' calls: %s", match_id, exc)
+
+
+def _stored(app: Flask, bot_id: int, limit: int) -> list[Call]:
+    raw = get_queue(app).redis.lrange(key(app, bot_id), 0, max(0, limit - 1))
+    calls = []
+    for item in raw:
+        try:
+            calls.append(Call(**json.loads(item)))
+        except (TypeError, ValueError):
+            continue  # written by another version: skip rather than fail the page
+    return calls
+
+
+def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) -> list[
+        dict[str, Any]]:
+    """The bot's newest calls (at most ``limit``, default ``BOT_CALLS_KEPT``), newest first,
+    each with its verdict, reason and exact request (None when the match's log is gone or
+    does not seat this bot there).  Calls of a match whose deals a sibling rotation still
+    plays are held back until it has finished (:mod:`arena.play.deal_secrecy`): the bot's own hands
+    there are other seats' hands at the sibling table.  Raises ``redis`` errors: the caller
+    says Redis is down."""
+    kept = int(app.config["BOT_CALLS_KEPT"])
+    calls = _stored(app, bot_id, min(kept, limit) if limit is not None else kept)
+    secret = deals_in_play(s, {c.match_id for c in calls})
+    calls = [c for c in calls if c.match_id not in secret]
+    wanted: dict[int, set[tuple[int, int]]] = {}
+    for c in calls:
+        wanted.setdefault(c.match_id, set()).add((c.deal, c.turn))
+    requests: dict[tuple[int, int, int], dict[str, Any]] = {}
+    if wanted:
+        results = s.scalars(select(MatchResult).options(undefer(MatchResult.log_gz))
+                            .where(MatchResult.match_id.in_(wanted))).all()
+        for result in results:
+            doc = json.loads(gzip.decompress(result.log_gz))
+            seat = next((x["seat"] for x in doc.get("seats", [])
+                         if x.get("player") == f"bot:{bot_id}"), None)
+            if seat is None:
+                continue
+            try:
+                for deal, turn, _, body in move_requests(
+                        doc, seat=seat, turns=wanted[result.match_id]):
+                    requests[(result.match_id, deal, turn)] = body
+            except ValueError as exc:
+                log.warning("match %s: log does not replay: %s", result.match_id, exc)
+    out = []
+    for c in calls:
+        name, reason = verdict(c.fault)
+        # In words also when kept before the referee wrote them so (plain_fault).
+        out.append({**asdict(c), "detail": plain_fault(c.fault, c.detail),
+                    "verdict": name, "reason": reason,
+                    "request": requests.get((c.match_id, c.deal, c.turn))})
+    return out

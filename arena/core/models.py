@@ -1,0 +1,375 @@
+"""The database tables (SQLAlchemy 2 declarative models).  The database is the source of truth:
+Redis only carries work to do, and everything it carries can be rebuilt from these rows.
+
+Match life cycle (``Match.state``)::
+
+    queued ──claim──▶ running ──finish──▶ finished
+      ▲                 │  └──(attempts exhausted)──▶ failed
+      └──(lease expired: reconciler re-enqueues)┘
+
+A claim is one conditional ``UPDATE`` (``queued``, or ``running`` with an expired lease), so
+two deliveries of the same job can never both run the match.  The finish is one transaction
+that moves the state from ``running`` (with the claimer's lease token) to ``finished``, inserts
+the ``MatchResult`` (unique per match), the seats' results and the rating events (unique per
+match and bot): a job that runs twice stores one result and applies ratings once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, deferred, mapped_column, relationship
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timestamp stored as naive UTC (portable: SQLite has no time zones) and returned
+    aware (UTC), so comparisons never mix naive and aware values."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given; use arena.core.models.utcnow()")
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.UTC)
+
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+RULESET_NAME_MAX = 1000
+"""Width of the rule-set name columns (``matches.ruleset``, ``tournaments.ruleset``; migration
+0007 widened them from 64): a preset with option changes is named ``name+key=value,...``
+(docs/rules.md), and a name cut short would name other rules, so longer ones are refused
+(:func:`arena.core.families.storable_ruleset`)."""
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dt.datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+# --- bots ------------------------------------------------------------------------------------
+
+
+class Bot(Base):
+    """A submitted bot.  ``url``/``version`` mirror its newest :class:`BotVersion`."""
+
+    __tablename__ = "bots"
+    __table_args__ = (
+        # Unique indexes, not constraints: SQLite adds them without copying the table.
+        Index("uq_bots_endpoint", "endpoint", unique=True),
+        Index("uq_bots_pending_endpoint", "pending_endpoint", unique=True),
+        # The deleted bots, few, that the leaderboard leaves out (routes.ratings.listed):
+        # WHERE deleted_at IS NOT NULL, without reading every bot.
+        Index("ix_bots_deleted", "id", postgresql_where=text("deleted_at IS NOT NULL"),
+              sqlite_where=text("deleted_at IS NOT NULL")),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    url: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    token_hash: Mapped[str] = mapped_column(String(64))
+    """HMAC-SHA256 of the owner token under the server pepper (hex)."""
+    signing_generation: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    """Generation of the request-signing secret; the secret itself is derived from it and
+    the server's SIGNING_KEY, never stored (see :mod:`arena.core.signing`)."""
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    owner_paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Paused by its owner: not matched by the ladder."""
+    health_paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Paused by the health sweep after repeated failures; one passing check clears it."""
+    health_failures: Mapped[int] = mapped_column(Integer, default=0)
+    """Consecutive failed health checks."""
+    last_health_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    last_health_reason: Mapped[str] = mapped_column(Text, default="")
+    idle_since: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    """Since when the bot has waited for a ladder match (the matchmaker's priority)."""
+    info: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """What the bot said about itself (``GET /``) at its last successful check."""
+    endpoint: Mapped[str | None] = mapped_column(Text, default=None)
+    """The normalized endpoint of ``url`` (:func:`arena.bots.service.endpoint_of`): one live bot per
+    endpoint.  Cleared when the bot is deleted (the endpoint is free again); None also for
+    bots that shared an endpoint before the rule existed (migration 0003)."""
+    pending_url: Mapped[str | None] = mapped_column(Text, default=None)
+    """A new URL waiting for its health check; the bot plays on ``url`` until it passes."""
+    pending_endpoint: Mapped[str | None] = mapped_column(Text, default=None)
+    """The endpoint of ``pending_url``, reserved while its check runs."""
+    check_state: Mapped[str] = mapped_column(String(16), default="pending")
+    """Admission: ``pending`` (first check queued or running), ``passed`` (may play),
+    ``failed`` (the first check failed; a new URL or a re-check may still admit it)."""
+    pause_reason: Mapped[str] = mapped_column(Text, default="")
+    """Why the bot is ``unhealthy`` (failed checks, forfeits, fault rate), shown to its owner."""
+    judged_since: Mapped[dt.datetime | None] = mapped_column(default=None)
+    """Only matches created after this count towards pausing on forfeits and faults (set when
+    the bot is admitted, changes URL or returns from a pause); None: every match."""
+
+    versions: Mapped[list[BotVersion]] = relationship(
+        back_populates="bot", order_by="BotVersion.version"
+    )
+    ratings: Mapped[list[Rating]] = relationship(viewonly=True, order_by="Rating.family")
+    """Read-only: lets lists eager-load every bot's ratings in one query (no N+1)."""
+
+    @property
+    def status(self) -> str:
+        if self.deleted_at is not None:
+            return "deleted"
+        if self.owner_paused:
+            return "paused"
+        if self.check_state == "pending":
+            return "pending"
+        if self.check_state == "failed":
+            return "rejected"
+        if self.health_paused:
+            return "unhealthy"
+        return "active"
+
+
+# The leaderboard's name search (routes.ratings.search): WHERE lower(name) LIKE 'prefix%'
+# (text_pattern_ops: a prefix is an index range on PostgreSQL whatever the collation).
+Index("ix_bots_name_lower", func.lower(Bot.name).label("name_lower"),
+      postgresql_ops={"name_lower": "text_pattern_ops"})
+
+
+class BotVersion(Base):
+    """Every URL a bot has had; a match seat names the version that played."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    url: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    info: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+    bot: Mapped[Bot] = relationship(back_populates="versions")
+
+
+class HealthCheck(Base):
+    """One health check of a bot (at submission, URL change, re-check or sweep).
+
+    Submission, URL-change and re-check checks are written ``queued`` by the web request and
+    finished (``done``, with ``ok`` and ``reason``) by the :func:`arena.jobs.bodies.check_bot` job:
+    no web request ever calls a bot.  ``ok`` means nothing until ``state`` is ``done``.
+    """
+
+    __tablename__ = "health_checks"
+    __table_args__ = (
+        # A bot's newest checks: WHERE bot_id = ? ORDER BY id DESC LIMIT n (bot page, API).
+        Index("ix_health_checks_bot_id_id", "bot_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    url: Mapped[str] = mapped_column(Text)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    describe_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    move_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    state: Mapped[str] = mapped_column(String(16), default="done")
+    """``queued``, ``running`` or ``done``."""
+    purpose: Mapped[str] = mapped_column(String(16), default="sweep")
+    """``submit``, ``url_change``, ``recheck`` or ``sweep``."""
+    finished_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+
+# --- matches ---------------------------------------------------------------------------------
+
+
+class Match(Base):
+    __tablename__ = "matches"
+    __table_args__ = (
+        Index("ix_matches_state_created", "state", "created_at"),
+        # The latest finished matches (home page): WHERE state = 'finished'
+        # ORDER BY finished_at DESC, id DESC LIMIT n.
+        Index("ix_matches_state_finished_at", "state", "finished_at", "id"),
+        # Match lists filtered by state, newest first, keyset-paginated:
+        # WHERE state = ? AND id < :cursor ORDER BY id DESC LIMIT n.
+        Index("ix_matches_state_id", "state", "id"),
+        # The match list filtered by rule set, newest first, keyset-paginated (/matches):
+        # WHERE ruleset = ? AND id < :cursor ORDER BY id DESC LIMIT n.
+        Index("ix_matches_ruleset_id", "ruleset", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    """``ladder`` or ``admin``."""
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    ruleset: Mapped[str] = mapped_column(String(RULESET_NAME_MAX))
+    family: Mapped[str] = mapped_column(String(64))
+    deals: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    limits: Mapped[dict[str, Any]] = mapped_column()
+    rated: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    queued_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    """When the newest job for it was enqueued."""
+    started_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    """Claims so far (a claim is a worker starting the match)."""
+    enqueues: Mapped[int] = mapped_column(Integer, default=0)
+    """Jobs enqueued so far (the RQ job id is ``match-<id>-<enqueues>``)."""
+    job_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_token: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_owner: Mapped[str | None] = mapped_column(String(128), default=None)
+    """``host:pid`` of the process running the match."""
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    error: Mapped[str] = mapped_column(Text, default="")
+
+    seats: Mapped[list[MatchSeat]] = relationship(
+        back_populates="match", order_by="MatchSeat.seat"
+    )
+    result: Mapped[MatchResult | None] = relationship(back_populates="match")
+
+
+class MatchSeat(Base):
+    """Who sat where, and (once finished) how that seat did."""
+
+    __tablename__ = "match_seats"
+    __table_args__ = (
+        UniqueConstraint("match_id", "seat"),
+        # A bot's matches, newest first, keyset-paginated (bot page, /api/bots/<id>/matches,
+        # /api/matches?bot=): WHERE bot_id = ? AND match_id < :cursor ORDER BY match_id DESC.
+        Index("ix_match_seats_bot_id_match_id", "bot_id", "match_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    rank: Mapped[int | None] = mapped_column(Integer, default=None)
+    score: Mapped[int | None] = mapped_column(Integer, default=None)
+    wins: Mapped[int | None] = mapped_column(Integer, default=None)
+    strikes: Mapped[int | None] = mapped_column(Integer, default=None)
+    forfeited: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    calls: Mapped[int | None] = mapped_column(Integer, default=None)
+    p50_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    p95_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    max_ms: Mapped[float | None] = mapped_column(Float, default=None)
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    bot: Mapped[Bot] = relationship()
+    bot_version: Mapped[BotVersion] = relationship()
+
+
+class MatchResult(Base):
+    """The one result of a finished match.  ``id`` orders results within a rating family:
+    it is assigned while the family's ledger row is locked, so it is the order in which
+    ratings were applied, and a recompute replays results in this order."""
+
+    __tablename__ = "match_results"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), unique=True)
+    family: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    totals: Mapped[dict[str, Any]] = mapped_column()
+    """``{"totals": [...], "strikes": [...], "forfeits": [...], "notes": [...]}``."""
+    log_gz: Mapped[bytes] = deferred(mapped_column(LargeBinary, nullable=False))
+    """The match log (JSON, gzip-compressed): v2 since migration 0005, which also removed the
+    URLs from the v1 logs stored before it."""
+
+    match: Mapped[Match] = relationship(back_populates="result")
+
+
+# --- ratings ---------------------------------------------------------------------------------
+
+
+class RatingFamily(Base):
+    """One row per rating family: locked while a result is applied (the ledger lock)."""
+
+    __tablename__ = "rating_families"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    results: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Rating(Base):
+    __tablename__ = "ratings"
+    __table_args__ = (
+        # The leaderboard of a family: WHERE family = ? ORDER BY rating DESC, bot_id
+        # LIMIT n OFFSET m (and the rank of a rating: COUNT(*) WHERE family = ? AND
+        # rating > ?).
+        Index("ix_ratings_family_rating", "family", "rating", "bot_id"),
+    )
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    family: Mapped[str] = mapped_column(String(64), primary_key=True)
+    rating: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+
+
+class RatingEvent(Base):
+    """A rating change: one per rated match and bot (unique), so it can never apply twice."""
+
+    __tablename__ = "rating_events"
+    __table_args__ = (
+        UniqueConstraint("match_id", "bot_id"),
+        # A bot's rating history, keyset-paginated (/api/bots/<id>/ratings):
+        # WHERE bot_id = ? AND id > :cursor ORDER BY id LIMIT n.
+        Index("ix_rating_events_bot_id_id", "bot_id", "id"),
+        # Downsampled rating charts: WHERE bot_id = ? AND family = ? AND games IN (...)
+        # (a fixed number of evenly spaced games, whatever the bot's history length).
+        Index("ix_rating_events_bot_id_family_games", "bot_id", "family", "games"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("match_results.id"), index=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"))
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    family: Mapped[str] = mapped_column(String(64))
+    before: Mapped[float] = mapped_column(Float)
+    after: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer)
+    """Rated games of the bot in the family after this one."""
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

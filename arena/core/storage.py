@@ -1,0 +1,225 @@
+"""Storage: the SQLAlchemy engine and sessions of an app, and the Alembic migrations.
+
+``init_app(app)`` builds one engine per app (``DATABASE_URL``, or an SQLite file in the
+instance folder) and closes the request's session at teardown.  Views use :func:`session`
+(one per request); jobs and commands use ``db.begin()`` blocks.
+
+SQLite (the embedded default) is opened in WAL mode with ``BEGIN IMMEDIATE`` transactions, so
+concurrent writers (web + several workers) queue on the lock instead of failing half-way, and
+read-modify-write sequences are serialised exactly as ``SELECT ... FOR UPDATE`` serialises
+them on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, g
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
+READ_SNAPSHOT = "arena_read_snapshot"
+"""Execution option of a connection that only reads, in one snapshot (see
+:func:`arena.play.ratings.snapshot`)."""
+
+
+def database_url(app: Flask) -> str:
+    return resolve_database_url(str(app.config["DATABASE_URL"] or ""), app.instance_path)
+
+
+def resolve_database_url(url: str, instance_path: str) -> str:
+    """``DATABASE_URL`` as the engine is given it: empty means the instance's SQLite file."""
+    if not url:
+        return f"sqlite:///{Path(instance_path) / 'arena.sqlite3'}"
+    # The usual PostgreSQL spellings mean the psycopg 3 driver here.
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    """How many connections one process may hold (see ``DATABASE_POOL_SIZE``)."""
+
+    size: int = 5
+    overflow: int = 5
+    timeout_s: float = 30.0
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL (None: not SQLite, or an in-memory database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> Engine:
+    parsed = make_url(url)
+    sizing: dict[str, Any] = {"pool_size": pool.size, "max_overflow": pool.overflow,
+                              "pool_timeout": pool.timeout_s}
+    if parsed.get_backend_name() == "sqlite":
+        memory = not parsed.database or parsed.database == ":memory:"
+        engine = create_engine(
+            url, echo=echo, connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
+            **({} if memory else sizing),
+        )
+
+        @event.listens_for(engine, "do_connect")
+        def _make_folder(dialect: Any, record: Any, cargs: Any, cparams: Any) -> None:
+            # On the first connection, not when the app is built: building an app (as a
+            # read-only command does) leaves no folder behind.
+            if not memory and parsed.database:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            # A read snapshot (arena.play.ratings.snapshot) needs no write lock: a deferred
+            # transaction reads one consistent state of the WAL from its first read on.
+            read_only = conn.get_execution_options().get(READ_SNAPSHOT, False)
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+        return engine
+    connect_args: dict[str, Any] = {}
+    if statement_timeout_ms > 0 and parsed.get_backend_name() == "postgresql":
+        connect_args["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+    return create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args,
+                         **sizing)
+
+
+class Database:
+    """An app's engine and session factory."""
+
+    def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
+                 pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> None:
+        self.url = url
+        self.pid = os.getpid()
+        self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool,
+                                  statement_timeout_ms=statement_timeout_ms)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def begin(self) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        with self.sessions() as s, s.begin():
+            yield s
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def ensure_process(self) -> None:
+        """After a fork (RQ runs each job in a forked work horse), drop the pooled
+        connections inherited from the parent without closing them under its feet."""
+        if self.pid != os.getpid():
+            self.engine.dispose(close=False)
+            self.pid = os.getpid()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def get_db(app: Flask | None = None) -> Database:
+    a = app or current_app
+    db: Database = a.extensions["arena.db"]
+    db.ensure_process()
+    return db
+
+
+def session() -> Session:
+    """The current request's session (closed at teardown)."""
+    if "db_session" not in g:
+        g.db_session = get_db().sessions()
+    s: Session = g.db_session
+    return s
+
+
+def _close_session(exc: BaseException | None) -> None:
+    s = g.pop("db_session", None)
+    if s is not None:
+        s.close()
+
+
+def init_app(app: Flask) -> None:
+    app.extensions["arena.db"] = Database(
+        database_url(app),
+        echo=bool(app.config["DATABASE_ECHO"]),
+        busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
+        pool=PoolSize(int(app.config["DATABASE_POOL_SIZE"]),
+                      int(app.config["DATABASE_MAX_OVERFLOW"]),
+                      float(app.config["DATABASE_POOL_TIMEOUT_S"])),
+        statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
+    )
+    app.teardown_request(_close_session)
+    app.teardown_appcontext(_close_session)
+
+
+# --- migrations ------------------------------------------------------------------------------
+
+
+def alembic_config(db: Database) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["engine"] = db.engine
+    return cfg
+
+
+def upgrade(db: Database, revision: str = "head") -> None:
+    """Bring the schema up to ``revision`` (``arena init-db`` / ``arena migrate``)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(db), revision)
+
+
+def current_revision(db: Database) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with db.engine.connect() as conn:
+        rev: str | None = MigrationContext.configure(conn).get_current_revision()
+        return rev
+
+
+def head_revision() -> str | None:
+    """The newest migration this code ships (what ``arena migrate`` brings a database to)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    head: str | None = ScriptDirectory.from_config(cfg).get_current_head()
+    return head
+
+
+def known_revisions() -> set[str]:
+    """Every migration this code ships (a database at another revision is a newer
+    release's, or no arena database at all)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return {rev.revision for rev in ScriptDirectory.from_config(cfg).walk_revisions()}

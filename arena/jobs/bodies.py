@@ -1,0 +1,500 @@
+"""Job bodies: the only code in the service that calls the referee.
+
+RQ delivers a job *at least* once, so every job here is idempotent:
+
+``play_match(match_id)``
+    1. **Claim** with one conditional UPDATE: ``queued`` (or ``running`` with an expired
+       lease) becomes ``running`` under a fresh lease token.  A second delivery finds the
+       match running under a live lease, or finished, and returns without doing anything.
+       The claim's connection goes back to the pool at once: a match holds no database
+       connection while it waits on bots.
+    2. **Play** with :func:`referee.runner.match.run_match`.  The process's :class:`LeaseKeeper`
+       extends the leases of *all* the matches this process plays with one UPDATE every
+       third of ``LEASE_S`` (a worker running a hundred matches renews them in one
+       statement, not a hundred).  If a lease is lost (another worker took the match over
+       after this one stalled), the match is abandoned at the next turn.  At every turn the
+       match also obeys its worker (:mod:`arena.jobs.execution`): past its wall-clock budget it
+       stops with an error (RQ retries it); when its worker is shutting down it gives itself
+       back to the queue; when its worker gave up on it, it stops and writes nothing.  A
+       retried attempt deals new cards (:mod:`arena.play.reseed`: its bots saw the last one's).
+    3. **Finish** in one transaction: ``running`` with *our* token becomes ``finished``; the
+       seats' standings are written; then, under the family ledger row's lock (taken last,
+       so concurrent finishes wait for each other only there), the result (unique per
+       match), the ratings and the rating events (unique per match and bot).  Any conflict
+       rolls the whole transaction back, so a result and its ratings are stored exactly
+       once.
+
+``check_bot(bot_id, check_id=None)``
+    Run a health check (the probe: a real match opening, :mod:`referee.runner.health`) and apply
+    it (:func:`arena.bots.service.run_check`): admit a submitted bot, switch a bot to a new URL, or
+    count a failure.  ``check_id`` names the queued check a web request wrote; without it
+    (the sweep) the job writes its own.  A check already done is not run again.
+
+After every finished match, :func:`arena.bots.service.judge_matches` pauses the seated bots that
+keep forfeiting or faulting (in the same transaction as the result), and each seat's last raw
+answers go to its owner's view of the bot's calls (:mod:`arena.bots.calls`, after the commit).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from flask import Flask, current_app, has_app_context
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
+
+from arena.bots import service as bot_service
+from arena.bots.calls import CallRecorder
+from arena.core import bookkeeping
+from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
+from arena.core.queue import get_queue
+from arena.core.signing import secret_bytes
+from arena.core.storage import get_db
+from arena.live import channel as live
+from arena.play import reseed
+from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
+from arena.play.ratings import Placement, apply_result, lock_family
+from referee import find_ruleset
+from referee.runner import log as match_log
+from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
+from referee.wire.netguard import NetPolicy
+from referee.wire.players import HttpPlayer, Player
+from referee.wire.redact import scrub_generic
+
+from . import execution
+from .execution import HandbackRequested, JobAbandonedError, JobControl
+
+log = logging.getLogger(__name__)
+
+
+class LeaseLostError(Exception):
+    """Another worker took the match over; this attempt must stop without writing."""
+
+
+def _app() -> Flask:
+    if has_app_context():
+        app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+        return app
+    from .worker import worker_app
+
+    return worker_app()
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# --- play_match ------------------------------------------------------------------------------
+
+
+def play_match(match_id: int) -> str:
+    """RQ entry point (by dotted path).  Returns what happened, for the job's result."""
+    app = _app()
+    with app.app_context():
+        outcome = run_match_job(app, match_id)
+        if outcome in ("finished", "failed"):
+            from arena.tournaments.service import on_match_done
+
+            with bookkeeping.slot():
+                on_match_done(app, match_id)  # idempotent; the clock does it too
+                announce_tournament(app, match_id)
+        return outcome
+
+
+def announce_tournament(app: Flask, match_id: int) -> None:
+    """Tell the live relay that the page of the match's tournament (if any) changed."""
+    if not app.config["LIVE_ENABLED"]:
+        return
+    from arena.core.tournament_models import TournamentMatch
+
+    try:
+        with get_db(app).begin() as s:
+            tid = s.scalar(select(TournamentMatch.tournament_id)
+                           .where(TournamentMatch.match_id == match_id))
+        live.notify_tournament(get_queue(app).redis, app.config, tid)
+    except Exception as exc:  # a broadcast never fails a job
+        log.warning("match %s: tournament change not announced: %s", match_id, exc)
+
+
+def claim(app: Flask, match_id: int, token: str) -> str:
+    """Try to take the match; returns ``claimed`` or why not."""
+    db = get_db(app)
+    now = utcnow()
+    max_attempts = int(app.config["MATCH_MAX_ATTEMPTS"])
+    claimable = or_(
+        Match.state == "queued",
+        and_(Match.state == "running", Match.lease_expires_at < now),
+    )
+    with db.begin() as s:
+        res = s.execute(
+            update(Match)
+            .where(Match.id == match_id, claimable, Match.attempts < max_attempts)
+            .values(
+                state="running",
+                lease_token=token,
+                lease_owner=owner_id(),
+                lease_expires_at=lease_deadline(app),
+                attempts=Match.attempts + 1,
+                started_at=now,
+            )
+        )
+        if res.rowcount == 1:  # type: ignore[attr-defined]
+            return "claimed"
+        match = s.get(Match, match_id)
+        if match is None:
+            return "missing"
+        if match.state in ("finished", "failed"):
+            return f"already {match.state}"
+        if match.attempts >= max_attempts and s.execute(
+            update(Match)
+            .where(Match.id == match_id, claimable)
+            .values(state="failed", error=f"gave up after {match.attempts} attempts",
+                    finished_at=now, lease_token=None)
+        ).rowcount == 1:  # type: ignore[attr-defined]
+            return "failed"
+        return "held by another worker"
+
+
+@dataclass(eq=False)
+class Lease:
+    """A match this process is playing under ``token``; ``lost`` is set when another worker
+    holds it now."""
+
+    match_id: int
+    token: str
+    control: JobControl = execution.NEVER
+    lost: threading.Event = field(default_factory=threading.Event)
+
+
+class LeaseKeeper:
+    """Renews every lease of one process (and app) in one statement per ``LEASE_S / 3``.
+
+    Its thread runs while the process holds leases and ends when it holds none.  A lease
+    whose execution was abandoned (:mod:`arena.jobs.execution`) is no longer renewed, so it runs
+    out and the reconciler hands the match to another worker.
+    """
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.pid = os.getpid()
+        self._leases: dict[str, Lease] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def hold(self, match_id: int, token: str,
+             control: JobControl = execution.NEVER) -> Iterator[Lease]:
+        lease = Lease(match_id, token, control)
+        with self._lock:
+            self._leases[token] = lease
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="lease-keeper")
+                self._thread.start()
+        try:
+            yield lease
+        finally:
+            with self._lock:
+                self._leases.pop(token, None)
+
+    def _run(self) -> None:
+        period = float(self.app.config["LEASE_S"]) / 3
+        next_at = time.monotonic() + period
+        while True:
+            time.sleep(max(0.0, next_at - time.monotonic()))
+            next_at += period
+            with self._lock:
+                if not self._leases:
+                    self._thread = None
+                    return
+                leases = [x for x in self._leases.values() if not x.control.abandoned.is_set()]
+            try:
+                self.renew(leases)
+            except Exception as exc:  # database hiccup: try again next period
+                log.warning("renewing %d lease(s) failed: %s", len(leases), exc)
+
+    def renew(self, leases: list[Lease]) -> None:
+        """Extend the given leases; mark the ones no longer ours as lost."""
+        if not leases:
+            return
+        ids = [x.match_id for x in leases]
+        tokens = [x.token for x in leases]
+        ours = and_(Match.id.in_(ids), Match.lease_token.in_(tokens), Match.state == "running")
+        with get_db(self.app).begin() as s:
+            s.execute(update(Match).where(ours).values(lease_expires_at=lease_deadline(self.app)))
+            held = set(s.scalars(select(Match.lease_token).where(ours)))
+        for lease in leases:
+            if lease.token not in held:
+                lease.lost.set()
+
+
+def leases(app: Flask) -> LeaseKeeper:
+    """The lease keeper of this process for ``app`` (a forked child gets its own)."""
+    keeper: LeaseKeeper | None = app.extensions.get("arena.leases")
+    if keeper is None or keeper.pid != os.getpid():
+        keeper = app.extensions["arena.leases"] = LeaseKeeper(app)
+    return keeper
+
+
+def run_match_job(app: Flask, match_id: int) -> str:
+    control = execution.current()
+    token = uuid.uuid4().hex
+    with bookkeeping.slot():
+        outcome = claim(app, match_id, token)
+        if outcome != "claimed":
+            log.info("match %s: not played (%s)", match_id, outcome)
+            return outcome
+        publisher = start_broadcast(app, match_id)
+    stopped: dict[str, Any] = {"state": "stopped"}
+    calls = CallRecorder(app)
+    try:
+        with leases(app).hold(match_id, token, control) as lease:
+            record = play(app, match_id, lease, control, publisher, calls)
+        with bookkeeping.slot():
+            outcome = finish(app, match_id, token, record)
+            if outcome == "finished":
+                stopped = {"state": "finished", "totals": list(record.totals)}
+                calls.flush(match_id)  # only a stored log's calls: each has its exact request
+        return outcome
+    except LeaseLostError:
+        log.warning("match %s: lease lost, abandoning this attempt", match_id)
+        return "lease lost"
+    except HandbackRequested:
+        release(app, match_id, token, "handed back: its worker was shutting down")
+        job_id = enqueue_match(app, match_id, only_if=Match.state == "queued")
+        log.info("match %s: handed back to the queue as %s", match_id, job_id)
+        return f"handed back (re-enqueued as {job_id})"
+    except JobAbandonedError:
+        release(app, match_id, token, "abandoned by its worker")
+        log.warning("match %s: its worker gave up on this attempt; handed back", match_id)
+        return "abandoned"
+    except Exception as exc:
+        release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        if publisher is not None:
+            publisher.publish("end", stopped)
+            publisher.close()
+            announce_tournament(app, match_id)
+
+
+def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
+    """The live publisher of this attempt, its ``start`` event sent (None: live is off, or
+    the broadcast could not start; the match is played all the same)."""
+    if not app.config["LIVE_ENABLED"]:
+        return None
+    try:
+        with get_db(app).begin() as s:
+            match = s.get(Match, match_id)
+            if match is None:
+                return None
+            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
+                              .options(joinedload(MatchSeat.bot))
+                              .order_by(MatchSeat.seat)).all()
+            rules = find_ruleset(match.ruleset)
+            # ``state``: what the match page's badge shows from now on (static/replay.js).
+            start = {"match_id": match_id, "state": "running", "ruleset": match.ruleset,
+                     "players": rules.players,
+                     "deals": match.deals, "attempt": match.attempts,
+                     "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
+                               for x in seats]}
+            # Hands are revealed at each deal's end only when the same deals are not to be
+            # dealt again: not in a duplicate table's rotations.  A retried attempt of any
+            # other match deals new cards (arena.play.reseed), and a later retry newer ones still.
+            reveal = not reseed.deals_shared(s, match_id)
+        publisher = live.LivePublisher(get_queue(app).redis, app.config, match_id, rules,
+                                       reveal=reveal)
+    except Exception as exc:
+        log.warning("match %s: no live broadcast: %s", match_id, exc)
+        return None
+    publisher.publish("start", {**start, "reveal": reveal})
+    announce_tournament(app, match_id)
+    return publisher
+
+
+class _Held(Protocol):
+    """What :func:`play` needs of its lease: the token it claimed with, and whether it was
+    lost since."""
+
+    token: str
+    lost: threading.Event
+
+
+def play(app: Flask, match_id: int, hb: _Held,
+         control: JobControl = execution.NEVER,
+         watcher: MatchWatcher | None = None,
+         calls: CallRecorder | None = None) -> MatchRecord:
+    db = get_db(app)
+    with bookkeeping.slot(), db.begin() as s:
+        match = s.get(Match, match_id)
+        assert match is not None
+        if match.lease_token != hb.token:  # taken over already: its attempts count is not ours
+            raise LeaseLostError()
+        # The seats with their versions and bots in one statement (not two lazy loads a
+        # seat): a worker starting a hundred matches at once shares a few connections.
+        seats = s.scalars(
+            select(MatchSeat).where(MatchSeat.match_id == match_id)
+            .options(joinedload(MatchSeat.bot_version), joinedload(MatchSeat.bot))
+            .order_by(MatchSeat.seat)
+        ).all()
+        # Each seat: the URL of the version that sits there, the bot's current signing
+        # secret (a rotation takes effect from the next match), and the label the log names
+        # the seat by: the bot's id, never its URL.
+        sitting = [(seat.bot_version.url, secret_bytes(app, seat.bot), f"bot:{seat.bot_id}")
+                   for seat in seats]
+        bot_ids = [seat.bot_id for seat in seats]
+        rules = find_ruleset(match.ruleset)
+        # A retry deals new cards: its bots saw the last attempt's (arena.play.reseed).  The log
+        # records the seed dealt, so verify and the replay re-deal exactly what was played.
+        seed = reseed.dealt_seed(s, match, match.attempts)
+        wire_id = wire_match_id(app.config, match_id, match.attempts)
+        deals, limits = match.deals, limits_of(match)
+    policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
+    # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
+    # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
+    error_body = int(app.config["BOT_CALLS_ANSWER_MAX"]) + 1 if calls is not None else 0
+    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label,
+                                        error_body_max=error_body)
+                             for url, secret, label in sitting]
+    if calls is not None:  # each seat's raw answers, for its owner (arena.bots.calls)
+        players = calls.wrap(players, bot_ids)
+
+    def on_turn(turn: TurnRecord) -> None:
+        if calls is not None:
+            calls.on_turn(turn)
+        if hb.lost.is_set():
+            raise LeaseLostError()
+        control.check()
+
+    try:
+        return run_match(rules, players, seed, deals, limits,
+                         match_id=wire_id, on_turn=on_turn,
+                         watcher=watcher)
+    finally:
+        for p in players:
+            p.close()
+
+
+def release(app: Flask, match_id: int, token: str, error: str) -> None:
+    """Give a claimed match back (state ``queued``) after an infrastructure error, so a
+    retry of the job can claim it at once."""
+    try:
+        with get_db(app).begin() as s:
+            s.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.lease_token == token,
+                       Match.state == "running")
+                .values(state="queued", lease_token=None, lease_expires_at=None,
+                        error=error[:2000])
+            )
+    except Exception as exc:  # the lease will simply expire
+        log.warning("match %s: could not release: %s", match_id, exc)
+
+
+def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
+    """Store the result and apply ratings, all or nothing (see the module docstring)."""
+    document = match_log.to_document(record)
+    log_gz = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), mtime=0)
+    db = get_db(app)
+    now = utcnow()
+    try:
+        with db.begin() as s:
+            moved = s.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.lease_token == token,
+                       Match.state == "running")
+                .values(state="finished", finished_at=now, lease_token=None,
+                        lease_expires_at=None, error="")
+            )
+            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                raise LeaseLostError()
+            match = s.get(Match, match_id)
+            assert match is not None
+            seats = {x.seat: x for x in s.scalars(
+                select(MatchSeat).where(MatchSeat.match_id == match_id))}
+            lat = {x.seat: x for x in record.latency}
+            for st in record.standings:
+                seat = seats[st.seat]
+                seat.rank, seat.score, seat.wins = st.rank, st.score, st.wins
+                seat.strikes, seat.forfeited = st.strikes, st.forfeited
+                if st.seat in lat:
+                    x = lat[st.seat]
+                    seat.calls, seat.p50_ms, seat.p95_ms, seat.max_ms = (
+                        x.calls, x.p50_ms, x.p95_ms, x.max_ms)
+            s.flush()
+            # The family's ledger lock serialises every finish of the family: taken only
+            # now, after the writes that concern this match alone, so concurrent finishes
+            # overlap in those.  The result is inserted under it, so results are numbered in
+            # the order their ratings are applied (what ``arena ratings --check`` replays).
+            family = lock_family(s, match.family)
+            result = MatchResult(
+                match_id=match_id,
+                family=match.family,
+                created_at=now,
+                totals=_totals(record),
+                log_gz=log_gz,
+            )
+            s.add(result)
+            s.flush()
+            if match.rated:
+                apply_result(
+                    s,
+                    family=match.family,
+                    result_id=result.id,
+                    match_id=match_id,
+                    placements=[Placement(x.bot_id, x.rank or 0) for x in seats.values()],
+                    initial=float(app.config["ELO_INITIAL"]),
+                    k=float(app.config["ELO_K"]),
+                )
+            family.results += 1
+            seated = [x.bot_id for x in seats.values()]
+            s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
+            paused = bot_service.judge_matches(app, s, seated)
+            if paused:
+                log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
+    except LeaseLostError:
+        return "lease lost before finishing"
+    except IntegrityError:
+        log.warning("match %s: result already stored; nothing written", match_id)
+        return "duplicate result refused"
+    return "finished"
+
+
+def _totals(record: MatchRecord) -> dict[str, Any]:
+    return {
+        "seed": record.seed,  # the seed dealt, as in the log (arena.play.reseed.shown_seed)
+        "totals": list(record.totals),
+        "strikes": [
+            {"seat": x.seat, "deal": x.deal, "turn": x.turn, "reason": x.reason,
+             "detail": x.detail}
+            for x in record.strikes
+        ],
+        "forfeits": [{"seat": f.seat, "deal": f.deal, "turn": f.turn} for f in record.forfeits],
+        "notes": [
+            {"seat": n.seat, "call": n.call, "fault": n.fault, "detail": n.detail}
+            for n in record.notes
+        ],
+        "seats": [s.to_json() for s in record.seats],
+    }
+
+
+# --- check_bot -------------------------------------------------------------------------------
+
+
+def check_bot(bot_id: int, check_id: int | None = None) -> str:
+    """RQ entry point: run one health check of a bot and apply it."""
+    app = _app()
+    with app.app_context():
+        return bot_service.run_check(app, bot_id, check_id)

@@ -1,0 +1,441 @@
+"""Processes that look after each other: the worker keeps its RQ loop and its clock alive,
+and everything it starts dies with it.
+
+Four duties, each closing a failure found by a fault drill:
+
+* **Redis comes and goes.**  RQ's work loop quits for good on most Redis errors ("unhandled
+  exception, quitting").  :func:`supervise_worker` runs the loop again, after waiting for Redis
+  with a doubling back-off (``WORKER_REDIS_RETRY_MAX_S`` at most), under a fresh registration.
+  Nothing is lost if Redis came back empty: the database is the source of truth and the
+  reconciler (:mod:`arena.jobs.reconcile`) enqueues again whatever is unfinished.
+* **Children die with their parent.**  :func:`die_with_parent` makes the calling process
+  receive a signal when its parent dies: ``prctl(PR_SET_PDEATHSIG)`` on Linux (the kernel
+  sends it, even after a SIGKILL of the parent), plus a thread that polls the parent pid (the
+  portable fallback, and a second line on Linux).  The worker calls it in every process it
+  forks (RQ's work horses and scheduler, through :func:`children_die_with_me`), and the clock
+  calls it at start (:data:`PARENT_PID_ENV`).
+* **A dead child is started again.**  :class:`ChildKeeper` runs a command (the clock), reaps
+  it when it exits (no zombie) and starts it again after a back-off that doubles up to
+  ``WORKER_CHILD_RESTART_MAX_S`` (and starts over once a child has lived a while).
+* **Names never collide.**  :func:`default_worker_name` is ``host.pid.random``; a name given
+  explicitly whose registration belongs to a dead process of this host (a worker killed
+  without a chance to unregister) is freed instead of blocking the new worker until RQ's
+  registration expires (~8 minutes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis.exceptions
+from redis import Redis
+from rq.exceptions import StopRequested
+
+log = logging.getLogger(__name__)
+
+PARENT_PID_ENV = "ARENA_PARENT_PID"
+"""Environment variable through which a supervised child learns whom to die with."""
+
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_S = 0.5
+"""How often the portable fallback looks at the parent pid."""
+
+REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+
+
+# --- dying with the parent ---------------------------------------------------------------
+
+
+def set_parent_death_signal(sig: int) -> bool:
+    """Ask the kernel to send ``sig`` to this process when its parent dies (Linux only).
+    Returns whether it could."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent_pid: int, sig: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent_pid:
+            log.warning("parent %s is gone; stopping", parent_pid)
+            os.kill(os.getpid(), sig)
+            time.sleep(10 * PARENT_POLL_S)  # the handler had its chance to stop cleanly
+            os._exit(1)
+
+
+def die_with_parent(parent_pid: int | None = None, sig: int = signal.SIGTERM, *,
+                    use_prctl: bool = True, watch: bool = True) -> None:
+    """Make this process get ``sig`` when ``parent_pid`` (default: the current parent) dies.
+
+    The kernel's death signal has a race (the parent may die before the call): so the parent
+    pid is checked right after it, and a daemon thread keeps checking it (the only mechanism
+    where ``prctl`` does not exist)."""
+    parent = os.getppid() if parent_pid is None else parent_pid
+    armed = use_prctl and set_parent_death_signal(sig)
+    if os.getppid() != parent:  # the parent died before we could ask
+        os.kill(os.getpid(), sig)
+        return
+    if watch or not armed:
+        threading.Thread(target=_watch_parent, args=(parent, sig), daemon=True,
+                         name="parent-watch").start()
+
+
+def die_with_parent_from_env(sig: int = signal.SIGTERM) -> None:
+    """For a child started by a :class:`ChildKeeper`: die with the pid it was given."""
+    raw = os.environ.pop(PARENT_PID_ENV, "")
+    if raw.isdigit():
+        die_with_parent(int(raw), sig)
+
+
+_HOOKED = False
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+def children_die_with_me() -> None:
+    """Every process this one forks from now on (RQ's work horses and its scheduler) gets
+    SIGKILL when this process dies.  (A horse killed mid-match loses nothing: its lease
+    runs out and the reconciler hands the match to another worker.)"""
+    global _HOOKED
+    if _HOOKED:
+        return
+    _HOOKED = True
+    me = os.getpid()
+    masks: dict[int, set[int | signal.Signals]] = {}  # the forking thread's mask, by thread
+
+    def before() -> None:
+        # A stop signal that reaches the child between the fork and ``in_child`` would run
+        # the inherited handler (a flag nobody reads there) or be dropped once the handler
+        # is reset: RQ stops its scheduler with one SIGTERM and waits for it without a
+        # timeout, so a lost signal hangs the worker's shutdown.  Held back over the fork,
+        # the signal stays pending until the child's default action is in place.
+        masks[threading.get_ident()] = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+    def in_parent() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
+
+    def in_child() -> None:
+        # A fork inherits the parent's Python signal handlers (ours set a flag in the
+        # parent's supervision, which means nothing here): until the child installs its own
+        # (RQ's scheduler does, a little later), SIGTERM must simply end it.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # The same thread forked (a fork copies only it); a pending stop ends the child now.
+        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
+        if os.getppid() == me:
+            # The kernel signal only; a thread per horse would be wasted on Linux.
+            die_with_parent(me, signal.SIGKILL, watch=not sys.platform.startswith("linux"))
+
+    os.register_at_fork(before=before, after_in_parent=in_parent, after_in_child=in_child)
+
+
+# --- back-off ----------------------------------------------------------------------------
+
+
+@dataclass
+class Backoff:
+    """A wait that doubles from ``first_s`` up to ``max_s``; :meth:`reset` starts over."""
+
+    first_s: float = 0.5
+    max_s: float = 30.0
+    next_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.next_s = self.first_s
+
+    def take(self) -> float:
+        wait, self.next_s = self.next_s, min(self.max_s, self.next_s * 2)
+        return min(wait, self.max_s)
+
+    def reset(self) -> None:
+        self.next_s = self.first_s
+
+
+# --- keeping a child alive -----------------------------------------------------------------
+
+
+class ChildKeeper:
+    """Keep one child process running: start it, reap it when it exits, start it again
+    after a back-off, and stop it with :meth:`stop`.
+
+    The child is started from the keeper's own thread, which lives as long as the keeper:
+    Linux sends the parent-death signal when the *thread* that forked the child exits."""
+
+    def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str], *,
+                 restart_max_s: float = 30.0, healthy_after_s: float = 60.0) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.env = {**env, PARENT_PID_ENV: str(os.getpid())}
+        self.backoff = Backoff(0.5, restart_max_s)
+        self.healthy_after_s = healthy_after_s
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"keep-{name}")
+
+    def start(self) -> ChildKeeper:
+        self._thread.start()
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        proc = self.proc
+        return None if proc is None else proc.pid
+
+    def _spawn(self) -> subprocess.Popen[bytes] | None:
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL)
+            self.starts += 1
+            return self.proc
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                proc = self._spawn()
+            except OSError as exc:
+                log.error("could not start %s: %s", self.name, exc)
+                proc = None
+            if proc is None and self._stopping.is_set():
+                return
+            began = time.monotonic()
+            code = proc.wait() if proc is not None else None  # reaps it: no zombie
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - began >= self.healthy_after_s:
+                self.backoff.reset()
+            wait = self.backoff.take()
+            log.warning("%s exited (%s); starting it again in %.1fs", self.name, code, wait)
+            self._stopping.wait(wait)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        with self._lock:
+            self._stopping.set()
+            proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._thread.join(timeout=grace_s)
+
+
+# --- worker names --------------------------------------------------------------------------
+
+
+def default_worker_name() -> str:
+    """``host.pid.random``: unique on one host and across restarts, readable in ``rq info``."""
+    host = socket.gethostname().split(".")[0] or "host"
+    return f"{host}.{os.getpid()}.{secrets.token_hex(3)}"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host.  A zombie (exited, not yet reaped) does
+    not: it holds no lease and serves no worker name."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = ()) -> bool:
+    """Remove the registration of worker ``name`` if it belongs to a dead process of this
+    host (or to this very process: an earlier run of the loop).  Returns whether it did."""
+    from rq import Worker
+    from rq import worker_registration as registration
+
+    key = f"{Worker.redis_worker_namespace_prefix}{name}"
+    raw: dict[Any, Any] = dict(connection.hgetall(key))
+    fields = {_text(k): _text(v) for k, v in raw.items()}
+    if not fields or "death" in fields:
+        return False
+    host = fields.get("hostname", "")
+    pid_raw = fields.get("pid", "")
+    if host != socket.gethostname() or not pid_raw.isdigit():
+        return False
+    pid = int(pid_raw)
+    if pid != os.getpid() and pid_alive(pid):
+        return False
+    queues = [q for q in fields.get("queues", "").split(",") if q]
+    stale = Worker(queues or list(queue_names) or ["default"], connection=connection,
+                   name=name)
+    with connection.pipeline() as p:
+        registration.unregister(stale, p)
+        p.delete(key)
+        p.execute()
+    log.warning("freed the stale registration of worker %s (pid %s is gone)", name, pid)
+    return True
+
+
+# --- the supervised work loop --------------------------------------------------------------
+
+
+class WorkerLike(Protocol):
+    name: str
+
+    def work(self, burst: bool = ..., logging_level: str | None = ...,
+             *args: Any, **kwargs: Any) -> bool: ...
+
+
+def wait_for_redis(connection: Redis, backoff: Backoff, stopping: threading.Event) -> bool:
+    """Ping until Redis answers (True) or a stop is requested (False)."""
+    while not stopping.is_set():
+        try:
+            connection.ping()
+            backoff.reset()
+            return True
+        except REDIS_ERRORS as exc:
+            wait = backoff.take()
+            log.warning("Redis unreachable (%s); trying again in %.1fs", exc, wait)
+            stopping.wait(wait)
+    return False
+
+
+def _forget(worker: WorkerLike) -> None:
+    """Tidy what a worker whose loop died on a Redis error left behind (best effort)."""
+    with contextlib.suppress(Exception):
+        worker.unsubscribe()  # type: ignore[attr-defined]
+    with contextlib.suppress(Exception):
+        worker.register_death()  # type: ignore[attr-defined]
+
+
+def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
+    """A worker installs its own SIGTERM/SIGINT handlers when its loop starts (RQ's
+    ``request_stop``: warm shutdown; other worker classes their own).  Wrap whatever it
+    installed so the request is noted here too (the loop is then not started again), and
+    honour a signal that came before its handlers were in place."""
+    install = worker._install_signal_handlers  # type: ignore[attr-defined]
+
+    def chained(handler: Any) -> Callable[[int, Any], None]:
+        def on_signal(signum: int, frame: Any) -> None:
+            stopping.set()
+            if callable(handler):
+                handler(signum, frame)
+
+        return on_signal
+
+    def install_chained() -> None:
+        install()
+        own = signal.getsignal(signal.SIGTERM)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, chained(signal.getsignal(sig)))
+        if stopping.is_set():  # a signal came before the worker's handlers were in place:
+            worker._stop_requested = True  # type: ignore[attr-defined]  # RQ's loop flag
+            if callable(own):  # and whatever the worker's own handler does
+                with contextlib.suppress(StopRequested):  # RQ's, outside its loop
+                    own(signal.SIGTERM, None)
+
+    worker._install_signal_handlers = install_chained  # type: ignore[attr-defined]
+
+
+def _register_again_when_forgotten(worker: WorkerLike) -> None:
+    """RQ's dequeue loop survives a Redis restart by itself, but a Redis that came back
+    empty has forgotten the worker (``rq info`` and RQ's own registry cleanup would not see
+    it).  After each heartbeat, register again if the registration is gone."""
+    from rq import worker_registration as registration
+
+    original = worker.heartbeat  # type: ignore[attr-defined]
+    w: Any = worker
+
+    def heartbeat(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        # Asked on the worker's own connection even when the heartbeat went into a pipeline
+        # (the thread pool worker beats that way): membership does not depend on it.
+        conn = w.connection
+        if not conn.sismember(w.redis_workers_keys, w.key):
+            log.warning("worker %s: Redis forgot this worker; registering again", w.name)
+            with conn.pipeline() as p:
+                p.hset(w.key, mapping=w.serialize())
+                registration.register(w, p)
+                p.expire(w.key, w.worker_ttl + 60)
+                p.execute()
+        return out
+
+    w.heartbeat = heartbeat
+
+
+def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike], *,
+                     name: str | None = None, burst: bool = False,
+                     with_scheduler: bool = True, retry_max_s: float = 30.0,
+                     queue_names: Sequence[str] = ()) -> bool:
+    """Run RQ work loops until a stop is requested (SIGTERM/SIGINT) or, with ``burst``, the
+    queue is empty; a loop that ends on a Redis error is started again once Redis answers.
+    Returns True: it only returns when it stopped as asked."""
+    stopping = threading.Event()
+    backoff = Backoff(0.5, retry_max_s)
+
+    def on_signal(signum: int, frame: object) -> None:
+        stopping.set()
+
+    def ours() -> None:  # between loops (and while Redis is away) a signal ends it all
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    while True:
+        ours()
+        if not wait_for_redis(connection, backoff, stopping):
+            return True
+        worker_name = name or default_worker_name()
+        worker: WorkerLike | None = None
+        try:
+            try:
+                if name:
+                    free_stale_name(connection, name, queue_names)
+                worker = make_worker(worker_name)
+                _chain_stop(worker, stopping)
+                _register_again_when_forgotten(worker)
+                worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO")
+            finally:
+                ours()  # RQ's handlers would raise StopRequested outside its loop
+        except StopRequested:
+            # RQ's handler raises this; outside its loop (a signal between installing the
+            # handlers and entering the loop) nothing tore the worker down: its scheduler
+            # process would keep this one from exiting.
+            if worker is not None:
+                with contextlib.suppress(Exception):
+                    worker.teardown()  # type: ignore[attr-defined]
+            return True
+        except REDIS_ERRORS as exc:
+            log.error("worker %s lost Redis (%s); waiting for it", worker_name, exc)
+            if worker is not None:
+                _forget(worker)
+            continue
+        if stopping.is_set() or burst:
+            return True
+        # The loop quit on its own (RQ logs "unhandled exception, quitting"): start again.
+        log.error("worker %s quit its loop; starting it again", worker_name)
+        _forget(worker)
+        stopping.wait(backoff.take())

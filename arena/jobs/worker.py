@@ -1,0 +1,90 @@
+"""Worker processes: RQ workers that run :mod:`arena.jobs.bodies`, and the clock beside them.
+
+``arena worker`` builds the app once (configuration from the environment), connects to its
+Redis and runs an RQ worker on ``QUEUE_NAME``: by default a
+:class:`~arena.jobs.threadpool_worker.ThreadPoolWorker` running up to ``WORKER_CONCURRENCY`` jobs
+at once in threads (matches wait on bots, not on the CPU); with ``WORKER_CONCURRENCY=0``
+RQ's forking worker, one job at a time in a work horse that RQ kills at its timeout.
+Unless ``WORKER_CLOCK`` is off or ``--no-clock`` is given, it also starts ``arena clock`` as a
+child process and stops it on exit.  Supervision (reconnecting to Redis, restarting the clock,
+children dying with the worker, unique names) lives in :mod:`arena.jobs.supervisor`.
+
+``rq worker --url $REDIS_URL arena`` works as well: the job bodies build the app themselves
+(:func:`worker_app`) when they find none.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from flask import Flask
+from rq import Worker
+
+from arena.core.queue import QueueService, get_queue
+
+from . import supervisor
+from .threadpool_worker import ThreadPoolWorker, pool_worker
+
+_APP: Flask | None = None
+
+
+def worker_app() -> Flask:
+    """The process's app, built once from the environment."""
+    global _APP
+    if _APP is None:
+        from arena import create_app
+
+        _APP = create_app()
+    return _APP
+
+
+def set_worker_app(app: Flask) -> None:
+    global _APP
+    _APP = app
+
+
+def start_clock(app: Flask) -> supervisor.ChildKeeper:
+    """``arena clock`` as a child that dies with this process and is restarted if it dies."""
+    env = dict(os.environ)
+    env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
+    if app.config["DATABASE_URL"]:
+        env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
+    return supervisor.ChildKeeper(
+        "clock", [sys.executable, "-m", "arena", "clock"], env,
+        restart_max_s=float(app.config["WORKER_CHILD_RESTART_MAX_S"]),
+    ).start()
+
+
+def make_worker(app: Flask, q: QueueService, name: str | None = None) -> Worker | ThreadPoolWorker:
+    """The thread pool worker (``WORKER_CONCURRENCY`` jobs at once), or with 0 RQ's forking
+    worker (one job at a time)."""
+    if int(app.config["WORKER_CONCURRENCY"]) > 0:
+        return pool_worker(app, [q.queue], q.redis, name)
+    return Worker([q.queue], connection=q.redis, name=name)
+
+
+def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
+               name: str | None = None) -> bool:
+    """Run an RQ worker on the app's queue until stopped (or, with ``burst``, until the
+    queue is empty).  Returns whether it stopped cleanly."""
+    set_worker_app(app)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    q = get_queue(app)
+    with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
+    supervisor.children_die_with_me()  # work horses and RQ's scheduler
+    child = start_clock(app) if with_clock and not burst else None
+    try:
+        return supervisor.supervise_worker(
+            q.redis,
+            lambda worker_name: make_worker(app, q, worker_name),
+            name=name,
+            burst=burst,
+            with_scheduler=bool(app.config["WORKER_RQ_SCHEDULER"]),
+            retry_max_s=float(app.config["WORKER_REDIS_RETRY_MAX_S"]),
+            queue_names=[q.queue.name],
+        )
+    finally:
+        if child is not None:
+            child.stop()

@@ -1,0 +1,165 @@
+"""The ladder: a continuous matchmaker that keeps every active bot playing.
+
+One *round* (``arena ladder``, or the clock every ``LADDER_INTERVAL_S``) creates matches
+among the *idle* active bots (admitted by a passing health check, not paused, not unhealthy,
+not deleted, not seated in a queued or running match):
+
+1. **No starvation.**  The bot that has waited longest (``Bot.idle_since``) is the anchor of
+   the next table, so every idle bot is at the head of the line after finitely many rounds.
+2. **Similar ratings.**  The other seats go to the idle bots with the lowest
+   ``|rating - anchor rating| - LADDER_WAIT_WEIGHT * seconds waited``: close ratings first,
+   but a long wait makes any bot acceptable.
+3. **One endpoint, one seat.**  A table never holds two bots called at the same endpoint
+   (:func:`arena.bots.service.endpoint_of`), even bots registered before endpoints were unique.
+4. **Balanced seats.**  The table is seated in the order (of all ``n!``) that minimises how
+   often each bot has already sat in its seat in this rule set, so nobody keeps the same
+   position (which matters in Big Two: who leads, who follows whom).
+
+Rule sets cycle through ``LADDER_RULESETS``; a round stops when fewer idle bots than seats
+are left or ``LADDER_MAX_MATCHES_PER_ROUND`` matches were made.  Matches are committed, then
+enqueued.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flask import Flask
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from arena.bots.service import endpoint_of
+from arena.core.families import family_of
+from arena.core.models import Bot, Match, MatchSeat, Rating, utcnow
+from arena.core.storage import get_db
+from referee import find_ruleset
+
+from .matches import create_match, default_limits, enqueue_match
+
+
+@dataclass(frozen=True)
+class Candidate:
+    bot_id: int
+    rating: float
+    waited_s: float
+    endpoint: str = ""
+    """Where the bot is called (:func:`arena.bots.service.endpoint_of`); a table never holds one
+    endpoint twice.  Empty: unique to this candidate."""
+
+
+def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
+               rng: random.Random) -> list[Candidate] | None:
+    """The anchor (longest wait) and its ``seats - 1`` preferred opponents, never two
+    candidates with one endpoint (None when there are not enough distinct ones)."""
+    if len(candidates) < seats:
+        return None
+    pool = sorted(candidates, key=lambda c: (-c.waited_s, c.bot_id))
+    anchor, rest = pool[0], pool[1:]
+    jitter = {c.bot_id: rng.random() for c in rest}
+
+    def cost(c: Candidate) -> tuple[float, float]:
+        return (abs(c.rating - anchor.rating) - wait_weight * c.waited_s, jitter[c.bot_id])
+
+    table = [anchor]
+    seen = {anchor.endpoint or f"#{anchor.bot_id}"}
+    for c in sorted(rest, key=cost):
+        key = c.endpoint or f"#{c.bot_id}"
+        if key in seen:
+            continue
+        table.append(c)
+        seen.add(key)
+        if len(table) == seats:
+            return table
+    return None
+
+
+def seat_order(bot_ids: Sequence[int], seat_counts: dict[tuple[int, int], int],
+               rng: random.Random) -> list[int]:
+    """The seating of ``bot_ids`` that minimises the sum of times each bot already sat in
+    its seat (ties broken at random)."""
+    best: list[tuple[int, float, tuple[int, ...]]] = []
+    for perm in itertools.permutations(bot_ids):
+        load = sum(seat_counts.get((b, seat), 0) for seat, b in enumerate(perm))
+        best.append((load, rng.random(), perm))
+    return list(min(best)[2])
+
+
+def idle_candidates(s: Session, family: str, initial: float) -> list[Candidate]:
+    busy = select(MatchSeat.bot_id).join(Match).where(Match.state.in_(("queued", "running")))
+    bots = s.scalars(
+        select(Bot).where(
+            Bot.deleted_at.is_(None),
+            Bot.owner_paused.is_(False),
+            Bot.health_paused.is_(False),
+            Bot.check_state == "passed",
+            Bot.id.not_in(busy),
+        )
+    ).all()
+    ratings = dict(
+        s.execute(select(Rating.bot_id, Rating.rating).where(Rating.family == family)).all()
+    )
+    now = utcnow()
+    return [
+        Candidate(b.id, ratings.get(b.id, initial), (now - b.idle_since).total_seconds(),
+                  endpoint_of(b.url) or b.url)
+        for b in bots
+    ]
+
+
+def seat_counts(s: Session, ruleset: str, bot_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+    rows = s.execute(
+        select(MatchSeat.bot_id, MatchSeat.seat, func.count())
+        .join(Match)
+        .where(Match.ruleset == ruleset, Match.kind == "ladder", MatchSeat.bot_id.in_(bot_ids))
+        .group_by(MatchSeat.bot_id, MatchSeat.seat)
+    ).all()
+    return {(b, seat): n for b, seat, n in rows}
+
+
+def ladder_rulesets(app: Flask) -> list[str]:
+    names = [n.strip() for n in str(app.config["LADDER_RULESETS"]).split(",") if n.strip()]
+    return [find_ruleset(n).name for n in names] or ["standard"]
+
+
+def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = None) -> list[int]:
+    """One matchmaking round; returns the ids of the matches created (and enqueued)."""
+    cfg = app.config
+    limit = int(cfg["LADDER_MAX_MATCHES_PER_ROUND"]) if max_matches is None else max_matches
+    base_seed = seed if seed is not None else int(cfg["LADDER_SEED"]) or None
+    rng = random.Random(base_seed)
+    rulesets = ladder_rulesets(app)
+    created: list[int] = []
+    db = get_db(app)
+    with db.begin() as s:
+        # Count the ladder's matches so the rule-set cycle continues across rounds.
+        cycle = s.scalar(select(func.count()).select_from(Match).where(Match.kind == "ladder"))
+        taken: set[int] = set()
+        for i in range(limit):
+            ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
+            rules = find_ruleset(ruleset)
+            family = family_of(ruleset)
+            pool = [c for c in idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
+                    if c.bot_id not in taken]
+            table = pick_table(pool, rules.players, float(cfg["LADDER_WAIT_WEIGHT"]), rng)
+            if table is None:
+                break
+            ids = [c.bot_id for c in table]
+            order = seat_order(ids, seat_counts(s, ruleset, ids), rng)
+            bots = [s.get(Bot, b) for b in order]
+            match = create_match(
+                s,
+                bots=[b for b in bots if b is not None],
+                ruleset=ruleset,
+                deals=int(cfg["LADDER_DEALS"]),
+                limits=default_limits(cfg),
+                kind="ladder",
+                seed=rng.getrandbits(62) if base_seed is not None else None,
+            )
+            taken.update(ids)
+            created.append(match.id)
+    for match_id in created:
+        enqueue_match(app, match_id)
+    return created

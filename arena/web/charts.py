@@ -1,0 +1,215 @@
+"""Geometry of the server-rendered SVG charts (rating histories) and of the bracket picture.
+
+Only numbers are computed here; the templates (``templates/_chart.html``,
+``templates/_bracket.html``) draw them, so every name goes through Jinja's autoescape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2",
+           "#65a30d", "#475569", "#ea580c"]
+
+
+@dataclass
+class Series:
+    name: str
+    color: str
+    points: str
+    """SVG ``points`` attribute."""
+    last: tuple[float, float]
+    href: str | None = None
+    dots: list[tuple[float, float]] = field(default_factory=list)
+
+
+@dataclass
+class Chart:
+    width: int
+    height: int
+    left: int
+    top: int
+    right: int
+    bottom: int
+    series: list[Series]
+    yticks: list[tuple[float, str]]
+    xticks: list[tuple[float, str]]
+    empty: bool = False
+
+
+def nice_step(span: float, target: int = 5) -> float:
+    raw = span / max(1, target)
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def rating_chart(
+    histories: Sequence[tuple[str, Sequence[tuple[float, float]], str | None]],
+    *,
+    width: int = 1080,
+    height: int = 300,
+    x_label: str = "games",
+) -> Chart:
+    """Lines of rating after each game: ``histories`` holds (name, points, link), each point
+    ``(games played, rating after them)``, the first at 0 games (the rating before its first
+    game).  The points are already downsampled (:func:`arena.play.ratings.rating_series`), so
+    the picture costs the same for 10 or 100,000 games."""
+    left, right, top, bottom = 48, 16, 12, 28
+    values = [v for _, h, _ in histories for _, v in h]
+    longest = max((h[-1][0] for _, h, _ in histories if h), default=0.0)
+    if not values or longest < 1:
+        return Chart(width, height, left, top, right, bottom, [], [], [], empty=True)
+    lo, hi = min(values), max(values)
+    if hi - lo < 20:
+        mid = (hi + lo) / 2
+        lo, hi = mid - 10, mid + 10
+    step = nice_step(hi - lo)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    pw, ph = width - left - right, height - top - bottom
+
+    def x(g: float) -> float:
+        return left + pw * g / longest
+
+    def y(v: float) -> float:
+        return top + ph * (1 - (v - lo) / (hi - lo))
+
+    series = []
+    for k, (name, hist, href) in enumerate(histories):
+        if not hist:
+            continue
+        # The points attribute formatted straight from the floats (``.1f`` is exactly
+        # ``round(_, 1)``), no tuple a point: 8 lines of 200 points 2.9 -> 1.6 ms.
+        xy = [(x(g), y(v)) for g, v in hist]
+        dotted = len(xy) <= 40
+        pts = [(round(a, 1), round(b, 1)) for a, b in (xy if dotted else xy[-1:])]
+        series.append(Series(name, PALETTE[k % len(PALETTE)],
+                             " ".join([f"{a:.1f},{b:.1f}" for a, b in xy]), pts[-1], href,
+                             pts if dotted else []))
+    yticks = []
+    v = lo
+    while v <= hi + 1e-9:
+        yticks.append((round(y(v), 1), f"{v:.0f}"))
+        v += step
+    xstep = max(1, int(nice_step(longest, 6)))
+    xticks = [(round(x(i), 1), str(i)) for i in range(0, int(longest) + 1, xstep)]
+    return Chart(width, height, left, top, right, bottom, series, yticks, xticks)
+
+
+# --- the bracket picture ---------------------------------------------------------------------
+
+COL_W = 230
+COL_GAP = 56
+ROW_H = 22
+HEAD_H = 26
+PAD = 8
+TABLE_GAP = 18
+TOP = 50
+"""Room above the boxes for the column titles."""
+
+
+def placeholder_rounds(bracket: dict[str, Any]) -> list[dict[str, Any]]:
+    """The knockout rounds not drawn yet, as empty tables ("to be decided"), so the bracket
+    shows its whole shape from the start."""
+    sizes = bracket.get("round_sizes") or []
+    seats = int(bracket.get("seats") or 4)
+    out: list[dict[str, Any]] = []
+    fake = 0
+    for number in range(len(bracket["rounds"]) + 1, len(sizes) + 1):
+        tables = []
+        for i in range(max(1, sizes[number - 1] // seats)):
+            row = []
+            for _ in range(seats):
+                fake -= 1
+                row.append({"id": fake, "name": "to be decided", "seed": None})
+            tables.append({"number": i + 1, "state": "pending", "seats": row, "matches": [],
+                           "result": None})
+        out.append({"number": number, "state": "pending", "byes": [],
+                    "target": sizes[number] if number < len(sizes) else None,
+                    "advanced": None, "tables": tables})
+    return out
+
+
+def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, Any]:
+    """Positions of every round column, table box and row of the bracket JSON
+    (:func:`arena.tournaments.present.bracket_json`), and the connector curves from each
+    player who went through to the row where it sits in the next round."""
+    rounds = list(bracket["rounds"]) + placeholder_rounds(bracket)
+    boxes: list[dict[str, Any]] = []
+    heights = []
+    for rnd in rounds:
+        h = 0
+        for table in rnd["tables"]:
+            h += HEAD_H + ROW_H * len(table["seats"]) + PAD + TABLE_GAP
+        if rnd["byes"]:
+            h += HEAD_H + ROW_H * len(rnd["byes"]) + PAD + TABLE_GAP
+        heights.append(h)
+    total_h = max(heights, default=0) + TOP
+    rows_at: dict[tuple[int, int], tuple[float, float, float]] = {}
+    columns = []
+    last_number = rounds[-1]["number"] if rounds else 0
+    for ci, rnd in enumerate(rounds):
+        went_through = {b["id"] for b in rnd.get("advanced") or []}
+        final = (connectors and rnd["number"] == last_number
+                 and bracket.get("state") == "finished")
+        x = 10 + ci * (COL_W + COL_GAP)
+        y = TOP + (total_h - TOP - heights[ci]) / 2
+        final_round = bracket.get("round_sizes") and rnd["number"] == len(bracket["round_sizes"])
+        columns.append({"x": x, "title": "Final" if final_round else f"Round {rnd['number']}",
+                        "state": rnd["state"], "number": rnd["number"],
+                        "target": rnd.get("target")})
+        items: list[tuple[str, Any]] = [("table", t) for t in rnd["tables"]]
+        if rnd["byes"]:
+            items.append(("byes", rnd["byes"]))
+        for kind, item in items:
+            if kind == "table":
+                table = item
+                lines = {x["bot"]["id"]: x for x in (table["result"] or [])}
+                rows = []
+                for seat, b in enumerate(table["seats"]):
+                    line = lines.get(b["id"])
+                    rows.append({"bot": b, "seat": seat, "line": line,
+                                 "y": y + HEAD_H + ROW_H * seat,
+                                 "adv": bool(line and line.get("advanced")),
+                                 "champion": bool(final and line and line["place"] == 1)})
+                if table["result"]:
+                    order = {x["bot"]["id"]: i for i, x in enumerate(table["result"])}
+                    rows.sort(key=lambda r: order.get(r["bot"]["id"], 99))
+                    for i, r in enumerate(rows):
+                        r["y"] = y + HEAD_H + ROW_H * i
+                h = HEAD_H + ROW_H * len(rows) + PAD
+                box = {"kind": "table", "x": x, "y": y, "w": COL_W, "h": h,
+                       "title": f"Table {table['number']}", "state": table["state"],
+                       "rows": rows, "matches": table["matches"], "round": rnd["number"]}
+            else:
+                rows = [{"bot": b, "seat": None, "line": None, "y": y + HEAD_H + ROW_H * i,
+                         "adv": b["id"] in went_through, "champion": False}
+                        for i, b in enumerate(item)]
+                h = HEAD_H + ROW_H * len(rows) + PAD
+                box = {"kind": "byes", "x": x, "y": y, "w": COL_W, "h": h, "title": "Byes",
+                       "state": rnd["state"], "rows": rows, "matches": [],
+                       "round": rnd["number"]}
+            for r in box["rows"]:
+                rows_at[(rnd["number"], r["bot"]["id"])] = (x, x + COL_W, r["y"] + ROW_H / 2)
+            boxes.append(box)
+            y += h + TABLE_GAP
+    curves = []
+    if connectors:
+        for rnd in rounds:
+            for b in rnd.get("advanced") or []:
+                a = rows_at.get((rnd["number"], b["id"]))
+                z = rows_at.get((rnd["number"] + 1, b["id"]))
+                if a is None or z is None:
+                    continue
+                x1, y1, x2, y2 = a[1], a[2], z[0], z[2]
+                mid = (x1 + x2) / 2
+                curves.append(f"M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} "
+                              f"{x2:.1f},{y2:.1f}")
+    width = 20 + len(rounds) * (COL_W + COL_GAP) - COL_GAP
+    return {"width": max(width, COL_W + 20), "height": total_h + 10, "columns": columns,
+            "boxes": boxes, "curves": curves, "row_h": ROW_H, "head_h": HEAD_H}

@@ -1,0 +1,356 @@
+"""What the API answers, defined once for the OpenAPI document.
+
+The views build these answers as plain dicts (the read path builds match pages from column
+queries, without objects in between); ``tests/arena/test_openapi.py`` validates real answers
+of the endpoints against the schemas made from these classes, so the two cannot drift apart.
+A field without a default is always present; a field typed ``| None`` may be ``null``.
+Objects are open (a new field is not a breaking change), so clients ignore what they do not
+know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+CheckState = Literal["queued", "running", "passed", "failed"]
+Purpose = Literal["submit", "url_change", "recheck"]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorDetail(Answer):
+    code: str = Field(description="stable, for programs: unknown_field, rate_limited, ...")
+    message: str = Field(description="for people")
+    retry_after: int | None = Field(None, description="429: seconds to wait")
+
+
+class Error(Answer):
+    """Every error the service answers, whatever the status."""
+
+    error: ErrorDetail
+
+
+class Page(Answer, Generic[T]):
+    """An offset page of a short list."""
+
+    items: list[T]
+    page: int = Field(ge=1)
+    limit: int = Field(ge=1)
+    total: int = Field(ge=0)
+    next_page: int | None
+
+
+class CursorPage(Answer, Generic[T]):
+    """A keyset page: pass ``next_cursor`` back as ``?cursor=``; null on the last page."""
+
+    items: list[T]
+    limit: int = Field(ge=1)
+    next_cursor: str | None
+
+
+class Rating(Answer):
+    family: str
+    rating: float
+    games: int
+    provisional: bool
+
+
+class Check(Answer):
+    """A submission / URL-change / re-check health check."""
+
+    id: int
+    purpose: Purpose
+    state: CheckState
+    done: bool
+    reason: str
+    describe_ms: float | None
+    move_ms: float | None
+    queued_at: str | None
+    finished_at: str | None
+    url: str | None = Field(None, description="where to poll it (in a bot's answer)")
+
+
+class BotCall(Answer):
+    """One ``/move`` call of a bot, for its owner (:mod:`arena.bots.calls`)."""
+
+    match_id: int
+    deal: int = Field(ge=0, description="0-based, as in the match log")
+    turn: int = Field(ge=0, description="0-based, as in the match log")
+    seat: int = Field(ge=0)
+    at: str = Field(description="when the turn ended (ISO 8601, UTC)")
+    latency_ms: float | None
+    verdict: Literal["ok", "illegal", "timeout", "malformed", "no answer", "failed"]
+    reason: str = Field(description="the verdict in plain words")
+    fault: str | None = Field(description="the strike reason (docs/protocol.md), or null")
+    detail: str
+    move: str = Field(description="the move played (the default move after a fault)")
+    say: str | None
+    answer: str = Field(description="the raw answer body as the bot sent it (UTF-8, its "
+                        "first BOT_CALLS_ANSWER_MAX bytes, also of a non-2xx answer such "
+                        "as a 500's traceback; a refused answer scrubbed of the bot's URL "
+                        "and addresses; empty when no answer body arrived in time)")
+    answer_bytes: int = Field(ge=0)
+    answer_truncated: bool
+    request: dict[str, Any] | None = Field(description="the exact /move body the bot was "
+                                           "sent, rebuilt from the match log (null when the "
+                                           "log is gone)")
+
+
+class BotCalls(Answer):
+    """``GET /api/bots/<id>/calls``."""
+
+    bot_id: int
+    kept: int = Field(description="BOT_CALLS_KEPT: how many calls are kept per bot")
+    items: list[BotCall]
+
+
+class CheckStatus(Check):
+    """``GET /api/bots/<id>/check``: the check and the bot's status."""
+
+    bot_status: str
+    pause_reason: str
+
+
+class BotHealth(Answer):
+    failures: int
+    last_checked_at: str | None
+    last_reason: str | None
+    pause_reason: str
+
+
+class Bot(Answer):
+    id: int
+    name: str
+    version: int
+    status: Literal["pending", "rejected", "active", "paused", "unhealthy", "deleted"]
+    created_at: str | None
+    updated_at: str | None
+    info: dict[str, Any] | None
+    health: BotHealth
+    check: Check | None = Field(description="the newest admission check, with the URL to poll")
+    ratings: list[Rating]
+    url: str | None = Field(None, description="owner or operator only")
+    pending_url: str | None = Field(None, description="a new URL being checked (owner only)")
+
+
+class SigningSecret(Answer):
+    bot_id: int
+    signing_secret: str = Field(description="the new secret, shown only in this answer")
+    signing_generation: int
+    signing_note: str
+
+
+class BotChecking(Answer):
+    """202: the change is stored and its health check queued; poll ``check_url``."""
+
+    bot: Bot
+    check_url: str
+
+
+class BotCreated(BotChecking):
+    token: str = Field(description="the owner token, shown only in this answer")
+    token_note: str
+    signing_secret: str = Field(description="the bot's request-signing secret, shown once")
+    signing_generation: int
+    signing_note: str
+
+
+class BotVersion(Answer):
+    version: int
+    created_at: str | None
+    info: dict[str, Any] | None
+    url: str | None = Field(None, description="owner or operator only")
+
+
+class HealthCheck(Answer):
+    at: str | None
+    ok: bool | None
+    state: CheckState
+    purpose: Literal["submit", "url_change", "recheck", "sweep"]
+    reason: str
+    describe_ms: float | None
+    move_ms: float | None
+
+
+class RatingEvent(Answer):
+    match_id: int
+    family: str
+    before: float
+    after: float
+    delta: float
+    games: int
+    provisional: bool
+    at: str | None
+
+
+class BotRef(Answer):
+    id: int
+    name: str
+
+
+class RankedBot(BotRef):
+    status: str
+
+
+class LeaderboardEntry(Rating):
+    rank: int = Field(ge=1)
+    bot: RankedBot
+
+
+class Leaderboard(Page[LeaderboardEntry]):
+    family: str
+
+
+class Family(Answer):
+    family: str
+    presets: list[str]
+    results: int
+
+
+class Families(Answer):
+    items: list[Family]
+    shared: dict[str, str] = Field(description="preset -> the family it shares")
+
+
+class Latency(Answer):
+    calls: int | None
+    p50_ms: float | None
+    p95_ms: float | None
+    max_ms: float | None
+
+
+class Seat(Answer):
+    seat: int
+    bot: BotRef
+    bot_version: int
+    rank: int | None
+    score: int | None
+    wins: int | None
+    strikes: int | None
+    forfeited: bool | None
+    latency: Latency
+
+
+class RatingChange(Answer):
+    bot_id: int
+    before: float
+    after: float
+    delta: float
+
+
+class Match(Answer):
+    id: int
+    kind: Literal["ladder", "admin", "tournament"]
+    state: Literal["queued", "running", "finished", "failed"]
+    ruleset: str
+    family: str
+    deals: int
+    rated: bool
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    seats: list[Seat]
+    standings: list[Seat] | None = Field(None, description="finished matches")
+    log_url: str | None = Field(None, description="finished matches")
+    seed: int | None = Field(None, description="one match only, once it is over: the seed "
+                                               "its hands were dealt from (its log's; a retried "
+                                               "attempt deals from its own, docs/logs.md)")
+    match_seed: int | None = Field(None, description="one match only, once it is over: the "
+                                                     "seed it was created with")
+    limits: dict[str, Any] | None = Field(None, description="one match only")
+    attempts: int | None = Field(None, description="one match only")
+    error: str | None = Field(None, description="one match only")
+    strikes: list[dict[str, Any]] | None = None
+    forfeits: list[dict[str, Any]] | None = None
+    notes: list[Any] | None = None
+    rating_changes: list[RatingChange] | None = None
+
+
+class LadderRoundDone(Answer):
+    matches: list[int] = Field(description="ids of the matches created")
+
+
+class Progress(Answer):
+    queued: int
+    running: int
+    finished: int
+    failed: int
+
+
+class Entrant(Answer):
+    bot: dict[str, Any]
+    seed: int | None
+    rating: float | None
+
+
+class Tournament(Answer):
+    id: int
+    name: str
+    format: str
+    state: Literal["created", "running", "finished", "cancelled"]
+    ruleset: str
+    family: str
+    seats: int
+    deals: int
+    duplicate: bool
+    advance: int | None
+    rounds: int | None
+    cycles: int | None
+    rated: bool
+    seed: int | None = Field(description="null until the tournament is over (its tables' "
+                                         "deals derive from it)")
+    limits: dict[str, Any]
+    current_round: int
+    progress: Progress
+    entrants: list[Entrant] | None = None
+    report: dict[str, Any] | None = Field(None, description="what an operator step did")
+
+
+class StandingRow(Answer):
+    rank: int
+    bot: dict[str, Any]
+    round_reached: int | None = Field(
+        default=None, description="knockout only: the last round the bot was drawn in (at a "
+        "table or with a bye); later rounds come first in the order")
+    place_in_round: int | None = Field(
+        default=None, description="knockout only: the bot's place at its table in "
+        "round_reached; null while that table plays or after a bye (such rows come first "
+        "within their round)")
+
+
+class Standings(Answer):
+    tournament: int
+    final: bool
+    order: list[str] = Field(description="the sort keys, tie-breaks in order")
+    items: list[StandingRow]
+
+
+class BracketRound(Answer):
+    number: int
+    state: Literal["pending", "playing", "done"]
+    tables: list[dict[str, Any]]
+
+
+class Bracket(Answer):
+    tournament: int
+    current_round: int
+    rounds: list[BracketRound]
+
+
+class Probe(Answer):
+    status: str
+
+
+class Readiness(Probe):
+    ready: bool
+    checks: dict[str, Literal["ok", "down"]]
+
+
+class Replay(Answer):
+    match_url: str
