@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=20
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py --json
