@@ -62,7 +62,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import FrameType, TracebackType
 from typing import Any
@@ -120,8 +121,12 @@ class ThreadPoolWorker(BaseWorker):
 
     def __init__(self, queues: Sequence[Queue], *, concurrency: int = 100,
                  shutdown_grace_s: float = 60.0, handback_s: float = 15.0,
-                 timeout_grace_s: float = 60.0, tick_s: float = 1.0, **kwargs: Any) -> None:
+                 timeout_grace_s: float = 60.0, tick_s: float = 1.0,
+                 job_context: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 **kwargs: Any) -> None:
         super().__init__(queues, **kwargs)
+        self.job_context = job_context
+        """What every job's thread runs inside (the arena worker's: its app's context)."""
         if concurrency < 1:
             raise ValueError("a thread pool worker needs at least one thread")
         self.concurrency = concurrency
@@ -296,7 +301,7 @@ class ThreadPoolWorker(BaseWorker):
                 self._changed.notify_all()
             return
         try:
-            with bind(run.control):
+            with self.job_context(), bind(run.control):
                 value = job.perform()
         except Exception:
             exc_info = sys.exc_info()
@@ -427,11 +432,6 @@ class ThreadPoolWorker(BaseWorker):
 def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
                 name: str | None = None) -> ThreadPoolWorker:
     """A pool worker configured from the app's settings (``WORKER_*``)."""
-    # Import the job bodies now, not inside the first job, so that a job marked started
-    # claims its match within milliseconds (until then a reconciler that finds the match's
-    # lease expired would enqueue it once more: harmless, but a wasted delivery).
-    from . import bodies as jobs  # noqa: F401
-
     cfg = app.config
     sys.setswitchinterval(float(cfg["WORKER_SWITCH_INTERVAL_MS"]) / 1000)
     thresholds = gc_thresholds(str(cfg["WORKER_GC_THRESHOLDS"]))
@@ -447,6 +447,7 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
         shutdown_grace_s=float(cfg["WORKER_SHUTDOWN_GRACE_S"]),
         handback_s=float(cfg["WORKER_HANDBACK_S"]),
         timeout_grace_s=float(cfg["WORKER_TIMEOUT_GRACE_S"]),
+        job_context=app.app_context,
     )
     settle_heap()
     return worker
