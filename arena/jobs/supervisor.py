@@ -43,6 +43,8 @@ from rq.exceptions import StopRequested
 
 from arena.core.processes import PARENT_PID_ENV, pid_alive
 
+from . import rq_adapter
+
 log = logging.getLogger(__name__)
 
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
@@ -160,7 +162,6 @@ def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = (
     """Remove the registration of worker ``name`` if it belongs to a dead process of this
     host (or to this very process: an earlier run of the loop).  Returns whether it did."""
     from rq import Worker
-    from rq import worker_registration as registration
 
     key = f"{Worker.redis_worker_namespace_prefix}{name}"
     raw: dict[Any, Any] = dict(connection.hgetall(key))
@@ -178,7 +179,7 @@ def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = (
     stale = Worker(queues or list(queue_names) or ["default"], connection=connection,
                    name=name)
     with connection.pipeline() as p:
-        registration.unregister(stale, p)
+        rq_adapter.unregister(stale, p)
         p.delete(key)
         p.execute()
     log.warning("freed the stale registration of worker %s (pid %s is gone)", name, pid)
@@ -222,7 +223,7 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
     ``request_stop``: warm shutdown; other worker classes their own).  Wrap whatever it
     installed so the request is noted here too (the loop is then not started again), and
     honour a signal that came before its handlers were in place."""
-    install = worker._install_signal_handlers  # type: ignore[attr-defined]
+    install = rq_adapter.signal_installer(worker)
 
     def chained(handler: Any) -> Callable[[int, Any], None]:
         def on_signal(signum: int, frame: Any) -> None:
@@ -238,20 +239,18 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, chained(signal.getsignal(sig)))
         if stopping.is_set():  # a signal came before the worker's handlers were in place:
-            worker._stop_requested = True  # type: ignore[attr-defined]  # RQ's loop flag
+            rq_adapter.mark_stop_requested(worker)  # RQ's loop flag
             if callable(own):  # and whatever the worker's own handler does
                 with contextlib.suppress(StopRequested):  # RQ's, outside its loop
                     own(signal.SIGTERM, None)
 
-    worker._install_signal_handlers = install_chained  # type: ignore[attr-defined]
+    rq_adapter.replace_signal_installer(worker, install_chained)
 
 
 def _register_again_when_forgotten(worker: WorkerLike) -> None:
     """RQ's dequeue loop survives a Redis restart by itself, but a Redis that came back
     empty has forgotten the worker (``rq info`` and RQ's own registry cleanup would not see
     it).  After each heartbeat, register again if the registration is gone."""
-    from rq import worker_registration as registration
-
     original = worker.heartbeat  # type: ignore[attr-defined]
     w: Any = worker
 
@@ -264,7 +263,7 @@ def _register_again_when_forgotten(worker: WorkerLike) -> None:
             log.warning("worker %s: Redis forgot this worker; registering again", w.name)
             with conn.pipeline() as p:
                 p.hset(w.key, mapping=w.serialize())
-                registration.register(w, p)
+                rq_adapter.register(w, p)
                 p.expire(w.key, w.worker_ttl + 60)
                 p.execute()
         return out
