@@ -75,7 +75,8 @@ def die_with_parent(parent_pid: int | None = None, sig: int = signal.SIGTERM, *,
 
 
 def die_with_parent_from_env(sig: int = signal.SIGTERM) -> None:
-    """For a child started by a :class:`ChildKeeper`: die with the pid it was given."""
+    """For a child started by a :class:`arena.jobs.supervisor.ChildKeeper`: die with the pid
+    it was given."""
     raw = os.environ.pop(PARENT_PID_ENV, "")
     if raw.isdigit():
         die_with_parent(int(raw), sig)
