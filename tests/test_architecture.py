@@ -10,6 +10,9 @@
 * No import cycle between the referee's modules, counting every import (also the ones under
   ``TYPE_CHECKING`` or inside a function: a cycle hidden from the interpreter is still one
   module that cannot be read without the other).
+* ``arena/`` has rooms too (:data:`ARENA_ROOMS`, drawn in docs/architecture.md): every module
+  lives in one, each imports only the rooms below it, and no two of its modules import each
+  other, counting every import as above.  Each checker is shown failing on a synthetic tree.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def test_sample_bots_speak_only_the_protocol(path: Path) -> None:
 
 def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import flask\nfrom arena.models import Bot\nfrom .cards import card\n")
+    bad.write_text("import flask\nfrom arena.core.models import Bot\nfrom .cards import card\n")
     assert imports_of(bad) == {"flask", "arena"}
 
 
@@ -115,33 +118,51 @@ def internal_imports(path: Path, root: Path = ROOT) -> set[str]:
     return out
 
 
-def room_of(module: str) -> str | None:
-    """``referee.wire.httpbot`` -> ``wire``; the package root and ``__main__`` have no room."""
+ROOT_ROOM = "(root)"
+"""A rooms table that lists this may import the package root (``arena``: ``create_app``)."""
+
+
+def room_of(module: str, rooms: dict[str, set[str]] = ROOMS) -> str | None:
+    """``referee.wire.httpbot`` -> ``wire``; the package root is :data:`ROOT_ROOM` when the
+    table has a row for it, else (like ``__main__``) it has no room."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in ROOMS else None
+    if len(parts) == 1:
+        return ROOT_ROOM if ROOT_ROOM in rooms else None
+    return parts[1] if parts[1] in rooms else None
 
 
-def room_violations(path: Path, root: Path = ROOT) -> list[str]:
-    room = room_of(module_name(path, root))
+def room_violations(path: Path, root: Path = ROOT,
+                    rooms: dict[str, set[str]] = ROOMS) -> list[str]:
+    here = module_name(path, root)
+    package = here.split(".")[0]
+    room = room_of(here, rooms)
     if room is None:
         return []
     bad = []
     for target in sorted(internal_imports(path, root)):
-        other = room_of(target)
-        if other is None and target.split(".")[0] == "referee":
+        if target.split(".")[0] != package:
+            continue  # another package: the rules at the top of this file
+        other = room_of(target, rooms)
+        if other is None:
             bad.append(f"{target} (the package root; import from the room itself)")
-        elif other is not None and other != room and other not in ROOMS[room]:
-            bad.append(f"{target} (the {room} room may import only {sorted(ROOMS[room])})")
+        elif other != room and other not in rooms[room]:
+            bad.append(f"{target} (the {room} room may import only {sorted(rooms[room])})")
     return bad
 
 
-def test_every_referee_module_lives_in_a_room() -> None:
-    loose = [
-        label(p)
-        for p in sources("referee")
-        if room_of(module_name(p)) is None
-        and label(p) not in ("referee/__init__.py", "referee/__main__.py")
+def loose_modules(package: str, root: Path = ROOT,
+                  rooms: dict[str, set[str]] = ROOMS) -> list[str]:
+    """The package's modules outside every room (its ``__init__``/``__main__`` aside)."""
+    return [
+        p.relative_to(root).as_posix()
+        for p in sorted((root / package).rglob("*.py"))
+        if room_of(module_name(p, root), rooms) in (None, ROOT_ROOM)
+        and p.relative_to(root / package).as_posix() not in ("__init__.py", "__main__.py")
     ]
+
+
+def test_every_referee_module_lives_in_a_room() -> None:
+    loose = loose_modules("referee")
     assert not loose, f"modules outside game/wire/runner/cli: {loose}"
 
 
@@ -218,3 +239,105 @@ def test_the_room_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     assert room_violations(cli, tmp_path) == [
         "referee (the package root; import from the room itself)"
     ]
+
+
+# --- the service's rooms ------------------------------------------------------------------
+
+ARENA_ROOMS: dict[str, set[str]] = {
+    "core": set(),
+    "play": {"core"},
+    "web": {"core"},
+    "bots": {"core", "play"},
+    "tournaments": {"core", "play"},
+    "live": {"core", "play"},
+    "migrations": {"core"},
+    "routes": {"core", "play", "web", "bots", "tournaments"},
+    ROOT_ROOM: {"core", "web", "routes"},
+    "jobs": {"core", "play", "bots", "tournaments", "live", ROOT_ROOM},
+    "ops": {"core", "play", "web", "bots", "tournaments", "live", "routes", "jobs", ROOT_ROOM},
+}
+"""Which room of ``arena/`` may import which (docs/architecture.md draws it).  The package
+root builds the app (``create_app``: the core's resources, the web's plumbing, every route);
+the worker (``jobs``) and the commands (``ops``) build apps, so they stand above it."""
+
+
+def test_the_arena_rooms_are_layered() -> None:
+    assert import_cycles(ARENA_ROOMS) == []
+    assert set(sources("arena")) and {room_of(module_name(p), ARENA_ROOMS)
+                                      for p in sources("arena")} - {None} == set(ARENA_ROOMS)
+
+
+def test_every_arena_module_lives_in_a_room() -> None:
+    loose = loose_modules("arena", rooms=ARENA_ROOMS)
+    assert not loose, f"modules outside the rooms {sorted(ARENA_ROOMS)}: {loose}"
+
+
+@pytest.mark.parametrize("path", sources("arena"), ids=label)
+def test_each_arena_room_imports_only_the_rooms_below_it(path: Path) -> None:
+    bad = room_violations(path, rooms=ARENA_ROOMS)
+    assert not bad, f"{label(path)} imports {bad}"
+
+
+def test_arena_has_no_import_cycles() -> None:
+    graph = {module_name(p): internal_imports(p) for p in sources("arena")}
+    assert graph["arena.jobs.bodies"] >= {"arena.play.matches"}  # the graph is really built
+    assert import_cycles(graph) == []
+
+
+def synthetic_arena(tmp_path: Path) -> Path:
+    """A tiny ``arena/`` with two rooms, in ``tmp_path``: its root, ``core`` and ``play``."""
+    pkg = tmp_path / "arena"
+    for room in ("core", "play"):
+        (pkg / room).mkdir(parents=True)
+        (pkg / room / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .core import models\n")
+    (pkg / "__main__.py").write_text("")
+    (pkg / "core" / "models.py").write_text("")
+    (pkg / "play" / "matches.py").write_text("from arena.core.models import Bot\n")
+    return pkg
+
+
+SYNTHETIC_ROOMS: dict[str, set[str]] = {"core": set(), "play": {"core"}, ROOT_ROOM: {"core"}}
+
+
+def test_the_arena_checkers_pass_a_clean_tree(tmp_path: Path) -> None:
+    pkg = synthetic_arena(tmp_path)
+    assert loose_modules("arena", tmp_path, SYNTHETIC_ROOMS) == []
+    assert all(room_violations(p, tmp_path, SYNTHETIC_ROOMS) == [] for p in pkg.rglob("*.py"))
+    graph = {module_name(p, tmp_path): internal_imports(p, tmp_path) for p in pkg.rglob("*.py")}
+    assert import_cycles(graph) == []
+
+
+def test_the_loose_module_checker_sees_a_module_outside_the_rooms(tmp_path: Path) -> None:
+    pkg = synthetic_arena(tmp_path)
+    (pkg / "helpers.py").write_text("")
+    (pkg / "extra").mkdir()
+    (pkg / "extra" / "__init__.py").write_text("")
+    assert loose_modules("arena", tmp_path, SYNTHETIC_ROOMS) == [
+        "arena/extra/__init__.py", "arena/helpers.py"]
+
+
+def test_the_arena_room_checker_sees_an_import_running_up(tmp_path: Path) -> None:
+    pkg = synthetic_arena(tmp_path)
+    models = pkg / "core" / "models.py"
+    models.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..play.matches import Match\n"
+        "def f():\n    import arena\n"
+    )
+    assert room_violations(models, tmp_path, SYNTHETIC_ROOMS) == [
+        "arena (the core room may import only [])",
+        "arena.play.matches (the core room may import only [])",
+    ]
+    root = pkg / "__init__.py"
+    root.write_text("def create_app():\n    from .play import matches\n")
+    assert room_violations(root, tmp_path, SYNTHETIC_ROOMS) == [
+        "arena.play.matches (the (root) room may import only ['core'])"]
+
+
+def test_the_cycle_checker_sees_an_arena_cycle_hidden_in_a_function(tmp_path: Path) -> None:
+    pkg = synthetic_arena(tmp_path)
+    (pkg / "play" / "ladder.py").write_text("from .matches import Bot\n")
+    (pkg / "play" / "matches.py").write_text("def f():\n    from arena.play import ladder\n")
+    graph = {module_name(p, tmp_path): internal_imports(p, tmp_path) for p in pkg.rglob("*.py")}
+    assert import_cycles(graph) == [["arena.play.ladder", "arena.play.matches"]]

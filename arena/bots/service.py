@@ -42,10 +42,13 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from arena.core.endpoints import endpoint_of
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, utcnow
 from arena.core.queue import get_queue
 from arena.core.signing import secret_bytes
 from arena.core.storage import get_db
+from arena.play.ladder import ladder_rulesets
+from arena.play.matches import default_limits
 from referee import find_ruleset
 from referee.runner.health import HealthResult, Probe, health_check
 from referee.wire.netguard import GuardError, NetPolicy, check_url
@@ -83,20 +86,6 @@ def url_problem(app: Flask, url: str) -> str | None:
     except GuardError as exc:
         return f"url refused: {exc}"
     return None
-
-
-def endpoint_of(url: str) -> str | None:
-    """The normalized endpoint of a bot URL: ``scheme://host:port/path``, with the host in
-    the SSRF guard's canonical form (lower case, IP literals in one spelling), the port
-    explicit and no trailing slash; query, fragment and user info dropped.  None when the
-    URL does not parse.  Two URLs with one endpoint reach the same bot; host names that are
-    aliases of each other are not detected (that would take DNS)."""
-    try:
-        t = check_url(url, NetPolicy(allow_private=True))
-    except GuardError:
-        return None
-    host = f"[{t.host}]" if ":" in t.host else t.host
-    return f"{t.scheme}://{host}:{t.port}{t.base_path or '/'}"
 
 
 def endpoint_holder(s: Session, endpoint: str, *, other_than: int | None = None) -> Bot | None:
@@ -193,9 +182,6 @@ def enqueue_check(app: Flask, bot_id: int, check_id: int) -> bool:
 def probe_for(app: Flask, s: Session, bot: Bot) -> Probe:
     """A probe as random as a ladder match: a ladder rule set, the ladder's deals and
     limits, a random seat, seed and match id, and real bots' identities at the table."""
-    from arena.play.ladder import ladder_rulesets
-    from arena.play.matches import default_limits
-
     rows = s.scalars(select(Bot.info).where(Bot.id != bot.id, Bot.deleted_at.is_(None),
                                             Bot.check_state == "passed")
                      .order_by(func.random()).limit(6)).all()

@@ -42,7 +42,7 @@ from pathlib import Path
 from flask import Flask
 from redis import Redis
 
-from arena.jobs.supervisor import pid_alive, set_parent_death_signal
+from arena.core.processes import pid_alive, set_parent_death_signal
 
 USERS = "users"
 LOCK = "lock"

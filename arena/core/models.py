@@ -130,8 +130,8 @@ class Bot(Base):
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """What the bot said about itself (``GET /``) at its last successful check."""
     endpoint: Mapped[str | None] = mapped_column(Text, default=None)
-    """The normalized endpoint of ``url`` (:func:`arena.bots.service.endpoint_of`): one live bot per
-    endpoint.  Cleared when the bot is deleted (the endpoint is free again); None also for
+    """The normalized endpoint of ``url`` (:func:`arena.core.endpoints.endpoint_of`): one live
+    bot per endpoint.  Cleared when the bot is deleted (the endpoint is free again); None also for
     bots that shared an endpoint before the rule existed (migration 0003)."""
     pending_url: Mapped[str | None] = mapped_column(Text, default=None)
     """A new URL waiting for its health check; the bot plays on ``url`` until it passes."""

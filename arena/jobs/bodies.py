@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from flask import Flask, current_app, has_app_context
+from flask import Flask, current_app
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
@@ -84,12 +84,10 @@ class LeaseLostError(Exception):
 
 
 def _app() -> Flask:
-    if has_app_context():
-        app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-        return app
-    from .worker import worker_app
-
-    return worker_app()
+    """The app of the worker running this job.  The worker owns it and pushes its context
+    around every job (:mod:`arena.jobs.worker`); a job body never reaches for the worker."""
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    return app
 
 
 def owner_id() -> str:

@@ -8,12 +8,11 @@ Four duties, each closing a failure found by a fault drill:
   with a doubling back-off (``WORKER_REDIS_RETRY_MAX_S`` at most), under a fresh registration.
   Nothing is lost if Redis came back empty: the database is the source of truth and the
   reconciler (:mod:`arena.jobs.reconcile`) enqueues again whatever is unfinished.
-* **Children die with their parent.**  :func:`die_with_parent` makes the calling process
-  receive a signal when its parent dies: ``prctl(PR_SET_PDEATHSIG)`` on Linux (the kernel
-  sends it, even after a SIGKILL of the parent), plus a thread that polls the parent pid (the
-  portable fallback, and a second line on Linux).  The worker calls it in every process it
-  forks (RQ's work horses and scheduler, through :func:`children_die_with_me`), and the clock
-  calls it at start (:data:`PARENT_PID_ENV`).
+* **Children die with their parent.**  :func:`arena.core.processes.die_with_parent` makes the
+  calling process receive a signal when its parent dies.  The worker calls it in every
+  process it forks (RQ's work horses and scheduler, through
+  :func:`arena.core.processes.children_die_with_me`), and the clock calls it at start
+  (:data:`arena.core.processes.PARENT_PID_ENV`, which :class:`ChildKeeper` sets).
 * **A dead child is started again.**  :class:`ChildKeeper` runs a command (the clock), reaps
   it when it exits (no zombie) and starts it again after a back-off that doubles up to
   ``WORKER_CHILD_RESTART_MAX_S`` (and starts over once a child has lived a while).
@@ -26,15 +25,12 @@ Four duties, each closing a failure found by a fault drill:
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import os
 import secrets
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,106 +41,13 @@ import redis.exceptions
 from redis import Redis
 from rq.exceptions import StopRequested
 
+from arena.core.processes import PARENT_PID_ENV, pid_alive
+
+from . import rq_adapter
+
 log = logging.getLogger(__name__)
 
-PARENT_PID_ENV = "ARENA_PARENT_PID"
-"""Environment variable through which a supervised child learns whom to die with."""
-
-PR_SET_PDEATHSIG = 1
-PARENT_POLL_S = 0.5
-"""How often the portable fallback looks at the parent pid."""
-
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-
-
-# --- dying with the parent ---------------------------------------------------------------
-
-
-def set_parent_death_signal(sig: int) -> bool:
-    """Ask the kernel to send ``sig`` to this process when its parent dies (Linux only).
-    Returns whether it could."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return bool(libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def _watch_parent(parent_pid: int, sig: int) -> None:
-    while True:
-        time.sleep(PARENT_POLL_S)
-        if os.getppid() != parent_pid:
-            log.warning("parent %s is gone; stopping", parent_pid)
-            os.kill(os.getpid(), sig)
-            time.sleep(10 * PARENT_POLL_S)  # the handler had its chance to stop cleanly
-            os._exit(1)
-
-
-def die_with_parent(parent_pid: int | None = None, sig: int = signal.SIGTERM, *,
-                    use_prctl: bool = True, watch: bool = True) -> None:
-    """Make this process get ``sig`` when ``parent_pid`` (default: the current parent) dies.
-
-    The kernel's death signal has a race (the parent may die before the call): so the parent
-    pid is checked right after it, and a daemon thread keeps checking it (the only mechanism
-    where ``prctl`` does not exist)."""
-    parent = os.getppid() if parent_pid is None else parent_pid
-    armed = use_prctl and set_parent_death_signal(sig)
-    if os.getppid() != parent:  # the parent died before we could ask
-        os.kill(os.getpid(), sig)
-        return
-    if watch or not armed:
-        threading.Thread(target=_watch_parent, args=(parent, sig), daemon=True,
-                         name="parent-watch").start()
-
-
-def die_with_parent_from_env(sig: int = signal.SIGTERM) -> None:
-    """For a child started by a :class:`ChildKeeper`: die with the pid it was given."""
-    raw = os.environ.pop(PARENT_PID_ENV, "")
-    if raw.isdigit():
-        die_with_parent(int(raw), sig)
-
-
-_HOOKED = False
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
-
-
-def children_die_with_me() -> None:
-    """Every process this one forks from now on (RQ's work horses and its scheduler) gets
-    SIGKILL when this process dies.  (A horse killed mid-match loses nothing: its lease
-    runs out and the reconciler hands the match to another worker.)"""
-    global _HOOKED
-    if _HOOKED:
-        return
-    _HOOKED = True
-    me = os.getpid()
-    masks: dict[int, set[int | signal.Signals]] = {}  # the forking thread's mask, by thread
-
-    def before() -> None:
-        # A stop signal that reaches the child between the fork and ``in_child`` would run
-        # the inherited handler (a flag nobody reads there) or be dropped once the handler
-        # is reset: RQ stops its scheduler with one SIGTERM and waits for it without a
-        # timeout, so a lost signal hangs the worker's shutdown.  Held back over the fork,
-        # the signal stays pending until the child's default action is in place.
-        masks[threading.get_ident()] = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-
-    def in_parent() -> None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
-
-    def in_child() -> None:
-        # A fork inherits the parent's Python signal handlers (ours set a flag in the
-        # parent's supervision, which means nothing here): until the child installs its own
-        # (RQ's scheduler does, a little later), SIGTERM must simply end it.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        # The same thread forked (a fork copies only it); a pending stop ends the child now.
-        signal.pthread_sigmask(signal.SIG_SETMASK, masks.pop(threading.get_ident()))
-        if os.getppid() == me:
-            # The kernel signal only; a thread per horse would be wasted on Linux.
-            die_with_parent(me, signal.SIGKILL, watch=not sys.platform.startswith("linux"))
-
-    os.register_at_fork(before=before, after_in_parent=in_parent, after_in_child=in_child)
 
 
 # --- back-off ----------------------------------------------------------------------------
@@ -251,22 +154,6 @@ def default_worker_name() -> str:
     return f"{host}.{os.getpid()}.{secrets.token_hex(3)}"
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this host.  A zombie (exited, not yet reaped) does
-    not: it holds no lease and serves no worker name."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -275,7 +162,6 @@ def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = (
     """Remove the registration of worker ``name`` if it belongs to a dead process of this
     host (or to this very process: an earlier run of the loop).  Returns whether it did."""
     from rq import Worker
-    from rq import worker_registration as registration
 
     key = f"{Worker.redis_worker_namespace_prefix}{name}"
     raw: dict[Any, Any] = dict(connection.hgetall(key))
@@ -293,7 +179,7 @@ def free_stale_name(connection: Redis, name: str, queue_names: Sequence[str] = (
     stale = Worker(queues or list(queue_names) or ["default"], connection=connection,
                    name=name)
     with connection.pipeline() as p:
-        registration.unregister(stale, p)
+        rq_adapter.unregister(stale, p)
         p.delete(key)
         p.execute()
     log.warning("freed the stale registration of worker %s (pid %s is gone)", name, pid)
@@ -337,7 +223,7 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
     ``request_stop``: warm shutdown; other worker classes their own).  Wrap whatever it
     installed so the request is noted here too (the loop is then not started again), and
     honour a signal that came before its handlers were in place."""
-    install = worker._install_signal_handlers  # type: ignore[attr-defined]
+    install = rq_adapter.signal_installer(worker)
 
     def chained(handler: Any) -> Callable[[int, Any], None]:
         def on_signal(signum: int, frame: Any) -> None:
@@ -353,20 +239,18 @@ def _chain_stop(worker: WorkerLike, stopping: threading.Event) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, chained(signal.getsignal(sig)))
         if stopping.is_set():  # a signal came before the worker's handlers were in place:
-            worker._stop_requested = True  # type: ignore[attr-defined]  # RQ's loop flag
+            rq_adapter.mark_stop_requested(worker)  # RQ's loop flag
             if callable(own):  # and whatever the worker's own handler does
                 with contextlib.suppress(StopRequested):  # RQ's, outside its loop
                     own(signal.SIGTERM, None)
 
-    worker._install_signal_handlers = install_chained  # type: ignore[attr-defined]
+    rq_adapter.replace_signal_installer(worker, install_chained)
 
 
 def _register_again_when_forgotten(worker: WorkerLike) -> None:
     """RQ's dequeue loop survives a Redis restart by itself, but a Redis that came back
     empty has forgotten the worker (``rq info`` and RQ's own registry cleanup would not see
     it).  After each heartbeat, register again if the registration is gone."""
-    from rq import worker_registration as registration
-
     original = worker.heartbeat  # type: ignore[attr-defined]
     w: Any = worker
 
@@ -379,7 +263,7 @@ def _register_again_when_forgotten(worker: WorkerLike) -> None:
             log.warning("worker %s: Redis forgot this worker; registering again", w.name)
             with conn.pipeline() as p:
                 p.hset(w.key, mapping=w.serialize())
-                registration.register(w, p)
+                rq_adapter.register(w, p)
                 p.expire(w.key, w.worker_ttl + 60)
                 p.execute()
         return out

@@ -62,7 +62,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import FrameType, TracebackType
 from typing import Any
@@ -70,18 +71,19 @@ from typing import Any
 import redis.exceptions
 from flask import Flask
 from redis import Redis
-from rq import Queue, worker_registration
+from rq import Queue
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.exceptions import DequeueTimeout, StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.timeouts import BaseDeathPenalty
 from rq.utils import now
-from rq.worker import BaseWorker, DequeueStrategy, WorkerStatus
+from rq.worker import DequeueStrategy, WorkerStatus
 
 from arena.core import bookkeeping
 from arena.core.heap import gc_thresholds, settle_heap
 
+from . import rq_adapter
 from .execution import JobControl, bind
 
 ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
@@ -113,15 +115,19 @@ class Running:
     started: float = field(default_factory=time.monotonic)
 
 
-class ThreadPoolWorker(BaseWorker):
+class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
     """An RQ worker running up to ``concurrency`` jobs at once in threads (module docstring)."""
 
     death_penalty_class = NoDeathPenalty
 
     def __init__(self, queues: Sequence[Queue], *, concurrency: int = 100,
                  shutdown_grace_s: float = 60.0, handback_s: float = 15.0,
-                 timeout_grace_s: float = 60.0, tick_s: float = 1.0, **kwargs: Any) -> None:
+                 timeout_grace_s: float = 60.0, tick_s: float = 1.0,
+                 job_context: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 **kwargs: Any) -> None:
         super().__init__(queues, **kwargs)
+        self.job_context = job_context
+        """What every job's thread runs inside (the arena worker's: its app's context)."""
         if concurrency < 1:
             raise ValueError("a thread pool worker needs at least one thread")
         self.concurrency = concurrency
@@ -139,7 +145,7 @@ class ThreadPoolWorker(BaseWorker):
         self.wedged = False
 
     # --- signals ---------------------------------------------------------------------
-    def _install_signal_handlers(self) -> None:
+    def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGTERM, self._on_signal)
 
@@ -147,8 +153,8 @@ class ThreadPoolWorker(BaseWorker):
         # Only flags here: the main loop notices within a tick.
         if self._stop_at is None:
             self._stop_at = time.monotonic()
-            self._stop_requested = True
-            self._shutdown_requested_date = now()
+            rq_adapter.mark_stop_requested(self)
+            rq_adapter.set_shutdown_requested_date(self, now())
             self.log.info("Worker %s: warm shut down requested (%s)", self.name,
                           signal.Signals(signum).name)
         else:
@@ -170,10 +176,10 @@ class ThreadPoolWorker(BaseWorker):
         """Dequeue and run jobs until stopped (``burst``: until the queue is empty and the
         running jobs are done).  Returns whether any job was started, like RQ's worker."""
         self.bootstrap(logging_level, date_format, log_format)
-        self._dequeue_strategy = dequeue_strategy
+        rq_adapter.set_dequeue_strategy(self, dequeue_strategy)
         if with_scheduler:
-            self._start_scheduler(burst, logging_level, date_format, log_format)
-        self._install_signal_handlers()
+            rq_adapter.start_scheduler(self, burst, logging_level, date_format, log_format)
+        rq_adapter.install_signal_handlers(self)  # through the supervision's chain, if any
         self.log.info("Worker %s: running up to %d jobs at once", self.name, self.concurrency)
         started = 0
         idle_since = time.monotonic()
@@ -250,7 +256,8 @@ class ThreadPoolWorker(BaseWorker):
             self.set_state(WorkerStatus.IDLE)
         try:
             result = self.queue_class.dequeue_any(
-                self._ordered_queues, None if timeout is None else max(1, round(timeout)),
+                rq_adapter.ordered_queues(self),
+                None if timeout is None else max(1, round(timeout)),
                 connection=self.connection, job_class=self.job_class,
                 serializer=self.serializer, death_penalty_class=self.death_penalty_class)
         except DequeueTimeout:
@@ -296,7 +303,7 @@ class ThreadPoolWorker(BaseWorker):
                 self._changed.notify_all()
             return
         try:
-            with bind(run.control):
+            with self.job_context(), bind(run.control):
                 value = job.perform()
         except Exception:
             exc_info = sys.exc_info()
@@ -376,7 +383,7 @@ class ThreadPoolWorker(BaseWorker):
         if created:  # the worker's hash had gone (Redis flushed or restarted): register again
             with self.connection.pipeline() as pipe:
                 pipe.hset(self.key, mapping=self.serialize())
-                worker_registration.register(self, pipe)
+                rq_adapter.register(self, pipe)
                 pipe.expire(self.key, self.worker_ttl + 60)
                 pipe.execute()
 
@@ -427,11 +434,6 @@ class ThreadPoolWorker(BaseWorker):
 def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
                 name: str | None = None) -> ThreadPoolWorker:
     """A pool worker configured from the app's settings (``WORKER_*``)."""
-    # Import the job bodies now, not inside the first job, so that a job marked started
-    # claims its match within milliseconds (until then a reconciler that finds the match's
-    # lease expired would enqueue it once more: harmless, but a wasted delivery).
-    from . import bodies as jobs  # noqa: F401
-
     cfg = app.config
     sys.setswitchinterval(float(cfg["WORKER_SWITCH_INTERVAL_MS"]) / 1000)
     thresholds = gc_thresholds(str(cfg["WORKER_GC_THRESHOLDS"]))
@@ -447,6 +449,7 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
         shutdown_grace_s=float(cfg["WORKER_SHUTDOWN_GRACE_S"]),
         handback_s=float(cfg["WORKER_HANDBACK_S"]),
         timeout_grace_s=float(cfg["WORKER_TIMEOUT_GRACE_S"]),
+        job_context=app.app_context,
     )
     settle_heap()
     return worker

@@ -9,8 +9,11 @@ Unless ``WORKER_CLOCK`` is off or ``--no-clock`` is given, it also starts ``aren
 child process and stops it on exit.  Supervision (reconnecting to Redis, restarting the clock,
 children dying with the worker, unique names) lives in :mod:`arena.jobs.supervisor`.
 
-``rq worker --url $REDIS_URL arena`` works as well: the job bodies build the app themselves
-(:func:`worker_app`) when they find none.
+The worker owns the app: it pushes the app's context around every job (the job bodies,
+:mod:`arena.jobs.bodies`, find it as ``current_app`` and never import the worker) and imports
+the job bodies before its first job.  ``rq worker -w arena.jobs.worker.AppWorker --url
+$REDIS_URL arena`` works as well: that worker builds the app from the environment
+(:func:`worker_app`).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
 from flask import Flask
 from rq import Worker
 
+from arena.core.processes import children_die_with_me
 from arena.core.queue import QueueService, get_queue
 
 from . import supervisor
@@ -57,12 +62,30 @@ def start_clock(app: Flask) -> supervisor.ChildKeeper:
     ).start()
 
 
-def make_worker(app: Flask, q: QueueService, name: str | None = None) -> Worker | ThreadPoolWorker:
+class AppWorker(Worker):
+    """RQ's forking worker, running each job (in its work horse) inside the app's context."""
+
+    def __init__(self, *args: Any, app: Flask | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.app = app if app is not None else worker_app()
+
+    def perform_job(self, *args: Any, **kwargs: Any) -> bool:
+        with self.app.app_context():
+            return super().perform_job(*args, **kwargs)
+
+
+def make_worker(app: Flask, q: QueueService,
+                name: str | None = None) -> AppWorker | ThreadPoolWorker:
     """The thread pool worker (``WORKER_CONCURRENCY`` jobs at once), or with 0 RQ's forking
     worker (one job at a time)."""
+    # Import the job bodies now, not inside the first job, so that a job marked started
+    # claims its match within milliseconds (until then a reconciler that finds the match's
+    # lease expired would enqueue it once more: harmless, but a wasted delivery).
+    from . import bodies  # noqa: F401
+
     if int(app.config["WORKER_CONCURRENCY"]) > 0:
         return pool_worker(app, [q.queue], q.redis, name)
-    return Worker([q.queue], connection=q.redis, name=name)
+    return AppWorker([q.queue], connection=q.redis, name=name, app=app)
 
 
 def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
@@ -73,7 +96,7 @@ def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     q = get_queue(app)
     with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
-    supervisor.children_die_with_me()  # work horses and RQ's scheduler
+    children_die_with_me()  # work horses and RQ's scheduler
     child = start_clock(app) if with_clock and not burst else None
     try:
         return supervisor.supervise_worker(

@@ -55,7 +55,7 @@ def _service_app(command: str) -> Flask:
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    from arena.jobs.supervisor import die_with_parent_from_env
+    from arena.core.processes import die_with_parent_from_env
 
     die_with_parent_from_env()  # a child of `arena worker` or `arena demo`: die with it
     if ctx.invoked_subcommand != "demo":  # a demo makes an instance of its own

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from arena.jobs.supervisor import pid_alive
+from arena.core.processes import pid_alive
 
 RECORD_ENV = "ARENA_DEMO_RECORD"
 """Environment variable naming the record file instead of the default (tests, or two users

@@ -4,7 +4,7 @@ Every child runs in its own session (process group) so a Ctrl-C in the terminal 
 parent only, which then stops its children in order.  Children are stopped by their pid,
 SIGTERM first and SIGKILL after a grace period.  Arena children also die with their parent
 when it is killed without a chance to stop them (``ARENA_PARENT_PID``, see
-:mod:`arena.jobs.supervisor`): a killed demo or test run leaves no worker behind.
+:mod:`arena.core.processes`): a killed demo or test run leaves no worker behind.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _drain(proc: subprocess.Popen[bytes]) -> None:
 def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
                 quiet: bool = True) -> Child:
     """Start ``python -m arena <args>`` with ``env`` (a worker, a clock, a server)."""
-    from arena.jobs.supervisor import PARENT_PID_ENV
+    from arena.core.processes import PARENT_PID_ENV
 
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(
@@ -157,7 +157,7 @@ def start_relay(env: Mapping[str, str], *, port: int = 0, host: str = "127.0.0.1
                 timeout_s: float = 30.0) -> Child:
     """Start ``arena live`` (the live relay) and wait until it listens; ``url`` is its
     base (``http://host:port``)."""
-    from arena.jobs.supervisor import PARENT_PID_ENV
+    from arena.core.processes import PARENT_PID_ENV
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "arena", "live", "--host", host, "--port", str(port)],

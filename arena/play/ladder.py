@@ -10,7 +10,7 @@ not deleted, not seated in a queued or running match):
    ``|rating - anchor rating| - LADDER_WAIT_WEIGHT * seconds waited``: close ratings first,
    but a long wait makes any bot acceptable.
 3. **One endpoint, one seat.**  A table never holds two bots called at the same endpoint
-   (:func:`arena.bots.service.endpoint_of`), even bots registered before endpoints were unique.
+   (:func:`arena.core.endpoints.endpoint_of`), even bots registered before endpoints were unique.
 4. **Balanced seats.**  The table is seated in the order (of all ``n!``) that minimises how
    often each bot has already sat in its seat in this rule set, so nobody keeps the same
    position (which matters in Big Two: who leads, who follows whom).
@@ -31,7 +31,7 @@ from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.bots.service import endpoint_of
+from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
 from arena.core.models import Bot, Match, MatchSeat, Rating, utcnow
 from arena.core.storage import get_db
@@ -46,7 +46,7 @@ class Candidate:
     rating: float
     waited_s: float
     endpoint: str = ""
-    """Where the bot is called (:func:`arena.bots.service.endpoint_of`); a table never holds one
+    """Where the bot is called (:func:`arena.core.endpoints.endpoint_of`); a table never holds one
     endpoint twice.  Empty: unique to this candidate."""
 
 

@@ -20,7 +20,7 @@ from flask import Flask
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from arena.bots.service import endpoint_of
+from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
 from arena.core.models import Bot, Match, MatchSeat, utcnow
 from arena.core.queue import get_queue

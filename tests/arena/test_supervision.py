@@ -273,7 +273,7 @@ child.wait()
 """
 CHILD = """
 import os, sys, time
-from arena.jobs.supervisor import die_with_parent
+from arena.core.processes import die_with_parent
 die_with_parent(os.getppid(), use_prctl=sys.argv[1] == "prctl", watch=sys.argv[1] == "watch")
 print("ready", flush=True)
 time.sleep(600)
@@ -296,7 +296,7 @@ def test_a_child_dies_with_its_killed_parent(mechanism: str) -> None:
 
 FORKER = """
 import os, signal, sys, time
-from arena.jobs.supervisor import children_die_with_me
+from arena.core.processes import children_die_with_me
 stops = []
 signal.signal(signal.SIGTERM, lambda signum, frame: stops.append(signum))  # a flag, as ours
 # The stop arrives in the child the moment it exists, before arena's fork hook has run (on a
