@@ -16,7 +16,14 @@ import inspect
 from typing import Any
 
 from . import rules as rules_module
-from .presets import OPTION_SYNTAX, OPTION_TYPES, PENALTY_PREFIX, PRESETS, format_option
+from .presets import (
+    ALIAS_REASONS,
+    OPTION_SYNTAX,
+    OPTION_TYPES,
+    PENALTY_PREFIX,
+    PRESETS,
+    format_option,
+)
 from .rules import RuleSet, option_fields
 from .straights import STRAIGHT_ORDER_ALIASES, STRAIGHT_ORDERS
 
@@ -144,9 +151,12 @@ COVERAGE: list[tuple[str, str, str]] = [
         "`last_card_duty=highest-single`",
     ),
     (
-        "Player before a last card must play highest if able to play",
+        "Player before a last card must play their highest hand, if they can play anything: "
+        "the top play of the table's size and no pass while able; leading, the top play of "
+        "the size led",
         "003:54",
-        "`last_card_duty=highest-single-no-pass`",
+        "`last_card_duty=highest-hand` (preset `house-003`); the singles-only reading: "
+        "`highest-single-no-pass`",
     ),
     (
         "Announcing 'last card' / 'two cards'",
@@ -228,10 +238,16 @@ COVERAGE: list[tuple[str, str, str]] = [
     ("x2 for 8-9, x3 for 10-12, x4 for 13", "000:196, 001:43", "preset `steep`"),
     ("x2 from 8, x4 from 10", "000:198", "`penalty.tiers=8:2/10:4`"),
     (
-        "House 7-11 double, 12-13 triple; three players (17 each) 11-15, 16-17",
+        "House 7-11 double, 12-13 triple; three players 11-15 double, 16-17 triple",
         "003:59-60",
-        "preset `house-003` (`house-003+players=3,leftover=set-aside` for 17 each; with "
-        "the dead hand the hands are 13 and the four-player steps apply)",
+        "preset `house-003` (`penalty.short_handed_tiers=player-count`: three players pay "
+        "by 003:60 with the dead hand too, 13 cards = 26; `house-003+players=3,"
+        "leftover=set-aside` for 17 each)",
+    ),
+    (
+        "Three players dealt 13 each pay as four players do",
+        "000:246 (with 000:340, 002:61 written for 17 cards)",
+        "`penalty.short_handed_tiers=bigger-hands` (the default)",
     ),
     (
         "Three players, 17 each: 17 cards triple, 12-16 double",
@@ -272,7 +288,14 @@ COVERAGE: list[tuple[str, str, str]] = [
         "Penalty for assisting the winner: the player before the winner, who could have "
         "stopped the winning single, pays all",
         "000:95-100, 000:344-346, 002:65-67",
-        "`penalty.assist_penalty=true` (refused with scoring by ranks, 002:69)",
+        "`penalty.assist_penalty=true` (refused with scoring by ranks, 002:69), "
+        "`penalty.assist_reading=higher-single`",
+    ),
+    (
+        "Money rule: before a one-card player, lead a combination if possible, else your "
+        "highest card; if you ignore this and they win with their single, you pay all",
+        "000:95-100",
+        "`penalty.assist_penalty=true,penalty.assist_reading=precautions`",
     ),
     ("Winner collects only", "000, 001", "`settlement=winner-collects`"),
     ("Every pair settles the difference", "000, 001", "`settlement=pairwise`"),
@@ -306,12 +329,13 @@ COVERAGE: list[tuple[str, str, str]] = [
         "`straights=hong-kong,straight_flushes=ace-low`",
     ),
     (
-        "Names of the game: Big Two, Big Deuce, Deuces, Da Lao Er, top dog / Choh Dai Di, "
-        "Chor Dai Di, Dai Di / Capsa, Cap Sa, Capsa Banting / Pusoy, Sikitcha, Chikicha",
-        "000:23-27, 000:293-295, 001:2, 002:11",
-        "aliases of `standard` / `hong-kong` (Cantonese, Hong Kong) / `indonesia` / "
-        "`pusoy-dos`; Bu Bu Gao Sheng names GameSky's variant (000:106), preset "
-        "`bu-bu-gao-sheng`",
+        "Names of the game: Big Two, Big Deuce, Deuces, top dog, Choh Dai Di, Chor Dai Di, "
+        "Dai Di, Choi Dai Di / Da Lao Er, Bu Bu Gao Sheng / Capsa, Cap Sa, Capsa Banting / "
+        "Pusoy, Sikitcha, Chikicha",
+        "000:23-27, 000:106, 000:293-295, 001:2, 002:11, 003:1",
+        "aliases of `standard` (Dai Di and its spellings too) / `indonesia` / `pusoy-dos`; "
+        "Da Lao Er and Bu Bu Gao Sheng name GameSky's variant (000:106), preset "
+        "`bu-bu-gao-sheng`: each alias's reason is printed with its preset above",
     ),
     ("Indonesian scoring", "000", "`settlement=indonesia` (preset `indonesia`)"),
     (
@@ -528,6 +552,10 @@ def render() -> str:
         add("")
         add(r.description)
         add("")
+        for a in r.aliases:
+            add(f"- `{a}`: {ALIAS_REASONS[a]}.")
+        if r.aliases:
+            add("")
         changed = [
             f"`{f.name}` = {_value(getattr(r, f.name))}"
             for f in option_fields()

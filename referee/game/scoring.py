@@ -18,9 +18,9 @@ from typing import Protocol
 from .bits import TWOS, has_four_of_a_kind, lowest_suit
 from .cards import Mask
 from .compiled import Tables
-from .movegen import five_card_keyed
+from .movegen import five_card_keyed, leading_plays
 from .outcome import Outcome, Termination
-from .rules import CardValues, PenaltySchedule, RuleSet, Settlement
+from .rules import AssistReading, CardValues, PenaltySchedule, RuleSet, Settlement
 
 
 class FinishedDeal(Protocol):
@@ -141,35 +141,57 @@ def _assistant(deal: FinishedDeal, winner: int) -> int | None:
     has only one card left ... If you ignore these precautions, and as a result the person
     after you wins by playing their single card, you have to pay' (000:95-100).  A assisted
     when the winner's last play was a single on a trick of singles in which A had a turn, and
-    at that turn A held a single higher than the winner's card -- whether A then played a
-    lower single or passed (000:344 'Player A could have prevented this from happening by
-    playing a higher card'; 002:65).  A winner who led its last card was assisted by nobody.
+    at its last such turn A held a single higher than the winner's card -- whether A then led
+    or played a lower single or passed (000:344 'Player A could have prevented this from
+    happening by playing a higher card'; 002:65).  Under ``assist_reading=precautions``
+    (000:95-100) A also assisted when that turn was a lead of a single while A held a
+    combination of more than one card it could have led.  A winner who led its last card was
+    assisted by nobody.
     """
     log = deal.log
     if not log or log[-1][0] != winner or log[-1][1].bit_count() != 1:
         return None
-    last = log[-1][1]
-    power = deal.t.power
-    lp = power[last.bit_length() - 1]
     before = _seat_before(deal, winner)
     if before is None:
         return None
     # The turns of the trick the winner finished, before its last play.
     start = max(deal.trick_start, deal.play_start)
-    for seat, move, drew in reversed(log[start:-1]):
-        if move and move.bit_count() != 1:
-            return None  # not a trick of singles
+    trick = log[start:-1]
+    if any(move and move.bit_count() != 1 for _seat, move, _drew in trick):
+        return None  # not a trick of singles
+    for i in range(len(trick) - 1, -1, -1):
+        seat, move, drew = trick[i]
         if seat != before:
             continue
         held = (deal.hands[seat] | move) & ~drew  # what the seat held at that turn
-        m = held
-        while m:
-            low = m & -m
-            if power[low.bit_length() - 1] > lp:
-                return seat
-            m ^= low
+        if _beats_single(held, log[-1][1], deal.t):
+            return seat
+        led = bool(move) and not any(m for _s, m, _d in trick[:i])
+        if led and _failed_to_lead_a_combination(deal, held):
+            return seat
         return None
     return None
+
+
+def _beats_single(held: Mask, last: Mask, t: Tables) -> bool:
+    """Whether ``held`` has a single higher than the single ``last``."""
+    power = t.power
+    lp = power[last.bit_length() - 1]
+    m = held
+    while m:
+        low = m & -m
+        if power[low.bit_length() - 1] > lp:
+            return True
+        m ^= low
+    return False
+
+
+def _failed_to_lead_a_combination(deal: FinishedDeal, held: Mask) -> bool:
+    """000:98 'If it is your turn to lead, you should lead a combination more than one card if
+    possible' (``assist_reading=precautions`` only): ``held`` could have led one."""
+    if deal.rules.penalty.assist_reading is not AssistReading.PRECAUTIONS:
+        return False
+    return any(m & (m - 1) for m in leading_plays(held, deal.t))
 
 
 def _seat_before(deal: FinishedDeal, winner: int) -> int | None:
