@@ -634,7 +634,17 @@ class RuleSet:
             raise ValueError(f"invalid rule set {self.name!r}: " + "; ".join(problems))
 
     def problems(self) -> list[str]:
-        """Every inconsistency in the options (empty when the rule set is playable)."""
+        """Every inconsistency in the options (empty when the rule set is playable), in a
+        fixed order: the deal, the combinations, the scoring, then options that need others."""
+        return [
+            *self._deal_problems(),
+            *self._combination_problems(),
+            *self._scoring_problems(),
+            *self._dependency_problems(),
+        ]
+
+    def _deal_problems(self) -> list[str]:
+        """Seats, card order, sequence orders, hand sizes and what happens to spare cards."""
         out = []
         if self.players not in (2, 3, 4):
             out.append("players must be 2, 3 or 4")
@@ -668,6 +678,11 @@ class RuleSet:
             )
         if self.pass_draw is not PassDraw.NONE and self.leftover is not Leftover.STOCK:
             out.append("pass_draw needs leftover=stock")
+        return out
+
+    def _combination_problems(self) -> list[str]:
+        """Five-card types and bombs."""
+        out = []
         if len(set(self.five_card_order)) != len(self.five_card_order):
             out.append("five_card_order lists a type twice")
         if FiveKind.TWO_PAIR in self.five_card_order and FiveKind.SISTERS in self.five_card_order:
@@ -680,6 +695,11 @@ class RuleSet:
             out.append("bombs on five-card hands need five_card_compare by-type or same-type-only")
         if self.bomb_kinds and not self.bomb_targets:
             out.append("bomb_kinds need bomb_targets")
+        return out
+
+    def _scoring_problems(self) -> list[str]:
+        """Settlements by ranks and the assistance penalty."""
+        out = []
         if self.settlement in (Settlement.PLACES, Settlement.FINISHING_ORDER):
             if not self.play_to_end:
                 out.append(f"settlement={self.settlement} needs play_to_end")
@@ -691,6 +711,11 @@ class RuleSet:
             and not self.penalty.assist_penalty
         ):
             out.append("penalty.assist_reading needs penalty.assist_penalty=true")
+        return out
+
+    def _dependency_problems(self) -> list[str]:
+        """Options that need another option, or a number of players, to mean anything."""
+        out = []
         sf_listed = FiveKind.STRAIGHT_FLUSH in self.five_card_order
         if self.straight_flushes is not None and not sf_listed:
             # With no straight-flush type a one-suit run plays as a straight or a flush, and

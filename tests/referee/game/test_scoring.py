@@ -758,3 +758,10 @@ def test_finishing_order_is_the_result(preset: str) -> None:
     assert rules.settlement is Settlement.FINISHING_ORDER
     o = settled(rules, ["", "", "5S", ""], 3, "2D", finished=[3, 1, 0, 2])
     assert o.scores == (1, 2, 0, 3)
+
+
+def test_every_settlement_has_its_scoring_function() -> None:
+    """The settlements are a table of small functions: none may be missing from it."""
+    from referee.game.scoring import _SETTLEMENTS
+
+    assert set(_SETTLEMENTS) == set(Settlement)
