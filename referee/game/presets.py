@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any
 
 from .rules import (
+    PENALTY_ENUMS,
     STANDARD_FIVE_ORDER,
     CardValues,
     Direction,
@@ -27,6 +28,7 @@ from .rules import (
     PenaltySchedule,
     RuleSet,
     Settlement,
+    ShortHandedTiers,
 )
 
 _NO_FLUSH = tuple(k for k in STANDARD_FIVE_ORDER if k is not FiveKind.FLUSH)
@@ -37,19 +39,25 @@ PRESETS: dict[str, RuleSet] = {
     for r in [
         RuleSet(
             name="standard",
-            # 000:23 Big Two, Big Deuce, Deuces; 000:24 Da Lao Er, the Mandarin name of the
-            # game 000:30 describes 'as played in China'; 000:293 'top dog'.
-            aliases=("big-two", "big-deuce", "deuces", "default", "da-lao-er", "top-dog"),
+            # Why each alias leads here: ALIAS_REASONS below (printed in docs/rules.md).
+            aliases=(
+                "big-two",
+                "big-deuce",
+                "deuces",
+                "default",
+                "top-dog",
+                "dai-di",
+                "choh-dai-di",
+                "chor-dai-di",
+                "choi-dai-di",
+            ),
             description="The default convention of shared/rules/README.md: suits D<C<H<S, "
             "A2345 lowest sequence, flush by suit, 3D opens, pass costs a turn, 1/2/3 per card "
             "at 10 and 13 cards, winner collects.",
         ),
         RuleSet(
             name="hong-kong",
-            # 000:25 'Choh Dai Di or simply Dai Di - written ... 鋤大D', and 000:293 'in
-            # Cantonese, 鋤大弟 ... including chor dai di ... or simply dai di': one Cantonese
-            # name, whose home is Hong Kong.
-            aliases=("choh-dai-di", "chor-dai-di", "dai-di", "hk"),
+            aliases=("hk",),
             description="Ivan Ip's Hong Kong rules (000): flushes by highest card, A2345 then "
             "23456 highest sequences and no JQKA2, a dragon wins outright, no single two as "
             "the last card, the winner leads the next deal.",
@@ -76,9 +84,10 @@ PRESETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             name="bu-bu-gao-sheng",
+            aliases=("da-lao-er", "gamesky"),
             description="The game a Chinese web site, GameSky, called Da Lao Er or Bu Bu Gao "
             "Sheng (000:106; both are also everyday names of Big Two itself, 000:24, 000:26, "
-            "so the name `da-lao-er` leads to the standard game): no flushes, a five-card hand "
+            "002:11: see the names below for why both lead here): no flushes, a five-card hand "
             "only beats one of its own type, four of a kind or a straight flush may be played "
             "out of turn to beat any combination, 1 per card up to 10 and 2 per card from 11. "
             "Between two bombs the same-type rule still holds: a four of a kind is beaten only "
@@ -139,17 +148,21 @@ PRESETS: dict[str, RuleSet] = {
             aliases=("house",),
             description="The house rules of 003: clockwise, twos high in sequences (no A or 2 "
             "low, 003:40), flushes by highest card, the player before a last card must play "
-            "highest (003:54), doubled from 7 cards and tripled from 12 (003:59), three players "
-            "play with a dead hand (003:19), so with 13 cards each they pay as four players "
-            "do; dealt 17 each (003:20, `house-003+players=3,leftover=set-aside`) they double "
-            "from 11 and triple from 16 (003:60); penalty points only.",
+            "their highest hand of any size and may not pass while able to play (003:54), "
+            "doubled from 7 cards and tripled from 12 (003:59), three players play with a "
+            "dead hand (003:19) and pay by 003's three-player table whatever the deal "
+            "(003:60: double from 11, triple from 16, so 13 cards left pay 26; "
+            "`penalty.short_handed_tiers=bigger-hands` pays them as four players, 39); dealt "
+            "17 each: `house-003+players=3,leftover=set-aside` (003:20); penalty points only.",
             direction=Direction.CLOCKWISE,
             straights="two-high-no-wrap",
             flush_compare=FlushCompare.TOP_CARD,
-            last_card_duty=LastCardDuty.HIGHEST_SINGLE_NO_PASS,
+            last_card_duty=LastCardDuty.HIGHEST_HAND,
             leftover=Leftover.GHOST_HAND,
             penalty=PenaltySchedule(
-                tiers=((7, 2), (12, 3)), tiers_three_players=((11, 2), (16, 3))
+                tiers=((7, 2), (12, 3)),
+                tiers_three_players=((11, 2), (16, 3)),
+                short_handed_tiers=ShortHandedTiers.PLAYER_COUNT,
             ),
             settlement=Settlement.PENALTY_ONLY,
         ),
@@ -264,6 +277,52 @@ PRESETS: dict[str, RuleSet] = {
 }
 
 _ALIASES = {alias: r.name for r in PRESETS.values() for alias in r.aliases}
+
+ALIAS_REASONS: dict[str, str] = {
+    "big-two": "000:23 'Big Two, Big Deuce or Deuces are the names commonly used in the "
+    "English speaking world'",
+    "big-deuce": "000:23",
+    "deuces": "000:23",
+    "default": "the project's default convention (shared/rules/README.md)",
+    "top-dog": "000:293 'This card game has many other names, including big deuce and top dog'",
+    "dai-di": "every text gives Dai Di to Big Two itself, never to one region's rules: 000:25 "
+    "and 002:11 (the Cantonese name of the game), 001:2 (a name of the basic game it "
+    "describes), 003:1 ('It's also called Dai Di', of Big Two, before 'here are the rules we "
+    "use'). The texts call Hong Kong's rules 'Hong Kong Big Two' (000:236), so the name leads "
+    "to the standard game, not to `hong-kong` or `house-003`",
+    "choh-dai-di": "as `dai-di`: 000:25 'Choh Dai Di or simply Dai Di', 001:2, 002:11 (Big Two "
+    "itself); 000:258 writes 'Singapore Chor Dai Di' when it means one place's rules",
+    "chor-dai-di": "as `dai-di`: 000:293 'in Cantonese ... chor dai di ... or simply dai di', "
+    "001:2 (Big Two itself)",
+    "choi-dai-di": "000:106: GameSky called the basic game 'Choi Dai Dee' (000:259 'Nicholas "
+    "Cheung's page with rules of Choi Dai Di'), as against its Da Lao Er / Bu Bu Gao Sheng",
+    "hk": "short for `hong-kong`",
+    "tw": "short for `taiwan`",
+    "da-lao-er": "000:106 gives Da Lao Er and Bu Bu Gao Sheng together to one game, GameSky's "
+    "variant, set against the basic game it called Choi Dai Dee: the only passage in the texts "
+    "where these names tell one rule set from another. Where the texts give them as names of "
+    "Big Two itself (000:24 Mandarin, 000:26 Taiwan, 002:11) they name no rules, and that game "
+    "has its own names here (`standard`, `big-two`, `dai-di`). Both names lead to one game; "
+    "`bu-bu-gao-sheng` is that preset's stored name and cannot change meaning",
+    "gamesky": "the web site 000:106 reports this variant from",
+    "capsa": "000:293 'cap sa in Hokkien ... a name commonly used in Indonesia'",
+    "cap-sa": "000:293",
+    "capsa-banting": "001:2",
+    "pusoy": "000:27 'Pusoy Dos is the usual name used in the Philippines'",
+    "sikitcha": "000:260, 000:295 (a variation of Pusoy Dos)",
+    "chikicha": "000:276, 000:295",
+    "sg": "short for `singapore`",
+    "house": "short for `house-003`",
+    "ciniza": "000:293 'In Malta, it is often referred to as ciniza'",
+    "penning": "000:396",
+    "chop": "000 wiki var. 1 'Also known as a chop'",
+    "team-play": "000 wiki, 002 'Team play'",
+    "two-player": "000:250 'Two Player Game'",
+    "three-player-pagat": "000:240-246, the Pagat-style text's three-player game",
+    "three-player-002": "002:61, the encyclopedia's three-player schedule",
+}
+"""Why each alias leads to its preset (docs/rules.md prints it next to the alias): the rule
+texts give some names to more than one game, and a name must never choose silently."""
 
 
 def preset_names() -> list[str]:
@@ -383,6 +442,8 @@ OPTION_TYPES: dict[str, str] = {
     "penalty.special_finish_doubles": "bool",
     "penalty.finishing_twos_double": "bool",
     "penalty.assist_penalty": "bool",
+    "penalty.assist_reading": "enum",
+    "penalty.short_handed_tiers": "enum",
 }
 """The value type of every option as written in a rule-set name (a key of
 :data:`OPTION_SYNTAX`); the ``penalty`` option itself is written field by field."""
@@ -467,6 +528,6 @@ def _coerce_penalty(values: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"the penalty schedule has no field {k!r}")
         if k.startswith("tiers") and v is not None:
             out[k] = tuple((int(a), int(b)) for a, b in v)
-        elif k == "card_values":
-            out[k] = CardValues(v)
+        elif k in PENALTY_ENUMS:
+            out[k] = PENALTY_ENUMS[k](v)
     return out

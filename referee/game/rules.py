@@ -190,9 +190,18 @@ class LastCardDuty(StrEnum):
     highest card beats it (000:180 'you must play your highest single card or a combination
     of more than one card').  With nothing that beats the table you pass as usual."""
     HIGHEST_SINGLE_NO_PASS = "highest-single-no-pass"
-    """The same duty, in the words of 003:54 ('must play their highest hand, if they can
-    play anything').  Kept as its own value because it names the duty of the ``house-003``
-    preset and of logs made before ``highest-single`` stopped allowing a pass."""
+    """The same duty as ``highest-single``: the reading of 003:54 that stops at singles.  It
+    was the ``house-003`` preset's duty before ``highest-hand``; kept so that logs made with it
+    replay as they were played."""
+    HIGHEST_HAND = "highest-hand"
+    """003:54 'A player to the right of a player with only one card must play their highest
+    hand, if they can play anything', for every size of play ('hand' is 003's word for a play
+    of 1, 2, 3 or 5 cards, 003:28-37).  Following, the player may not pass while any play
+    beats the table, and must play a highest one: the top single, pair or triple, the top
+    five-card hand.  Leading, the player chooses the size but must lead the highest play of
+    that size (003 compares hands only within one size, 003:52: no play of one size is higher
+    than a play of another).  'Highest' means no other play of the player's of the same size
+    beats it (with equal ranks unordered, every top play of equal rank is allowed)."""
 
 
 class FinalRestriction(StrEnum):
@@ -304,6 +313,44 @@ class Exchange(StrEnum):
     the winner, who gives back a card of his choice (000 'Three Player Game')."""
 
 
+class AssistReading(StrEnum):
+    """Which turns the assistance penalty (``penalty.assist_penalty``) charges.  Player A is
+    the player just before the winner, the winner went out with a single, and A had the last
+    turn before it; A pays every loser's penalty."""
+
+    HIGHER_SINGLE = "higher-single"
+    """A pays when the trick was one of singles and A, at that turn, held a single higher than
+    the winner's last card, whether A led or followed, played lower or passed (000:344 'Player
+    A could have prevented this from happening by playing a higher card'; 002:65)."""
+    PRECAUTIONS = "precautions"
+    """000:95-100, the money rule's precautions: 'If single cards are being played, you should
+    play your highest card.  If it is your turn to lead, you should lead a combination more
+    than one card if possible; otherwise you should lead your highest card.  If you ignore
+    these precautions, and as a result the person after you wins by playing their single card,
+    you have to pay'.  As ``higher-single``, and also when A led a single while holding a
+    combination of more than one card it could have led, whatever its singles: a combination
+    would have kept the one-card player out of that trick.  A single led that was not A's
+    highest is charged, as in ``higher-single``, when A's highest card beats the winner's (only
+    then was the win 'a result' of it)."""
+
+
+class ShortHandedTiers(StrEnum):
+    """When the three- and two-player penalty steps (``penalty.tiers_three_players``,
+    ``penalty.tiers_two_players``) apply instead of ``penalty.tiers``."""
+
+    BIGGER_HANDS = "bigger-hands"
+    """Only to hands dealt more than 13 cards (17 each for three players).  Three players
+    dealt 13 each (dead hand, stock, cards set aside) hold four-player hands and pay by
+    ``penalty.tiers``: 000:340 and 002:61 give their three-player steps for 17 cards, and
+    000:246 reads 'the payment per card ... from a player holding more than 13 cards is the
+    same as from a player with 13 cards'."""
+    PLAYER_COUNT = "player-count"
+    """To every deal of that many players, whatever the hand size: 003:59-60 gives its steps
+    by the number of players ('Three Players: Players holding 11-15 cards must double their
+    points'), for either of its three-player deals (003:19 13 cards each and a dead hand,
+    003:20 17 each).  With the dead hand, a player who never played pays 13 x 2 = 26."""
+
+
 Tiers = tuple[tuple[int, int], ...]
 """``((min_cards, multiplier), ...)``: the highest tier reached applies."""
 
@@ -318,9 +365,9 @@ class PenaltySchedule:
     """Three players dealt more than 13 cards each (17): x2 from 12, x3 at 17 (000:340 and
     002:61 'more than 11 and less than 17 ... double', '17 ... triple').  None uses ``tiers``
     for them too, which is Pagat's schedule: 'the payment per card ... from a player holding
-    more than 13 cards is the same as from a player with 13 cards' (000:246).  Three players
-    dealt 13 each (dead hand, stock, cards set aside) hold four-player hands and always pay
-    by ``tiers``."""
+    more than 13 cards is the same as from a player with 13 cards' (000:246).  Whether three
+    players dealt 13 each (dead hand, stock, cards set aside) pay by these steps or by
+    ``tiers`` is ``short_handed_tiers``."""
     tiers_two_players: Tiers | None = None
     """Two players dealt more than 13 cards each; None (no text gives a two-player schedule,
     000:250 says 'the play is as in the four-player game') uses ``tiers``."""
@@ -341,12 +388,20 @@ class PenaltySchedule:
     assist_penalty: bool = False
     """The player before the winner who could have stopped a winning single with a higher
     single, and did not, pays the other losers' penalties too (000 money rule; 000 wiki
-    'Penalty for assistance'; 002)."""
+    'Penalty for assistance'; 002); which turns are charged is ``assist_reading``."""
+    assist_reading: AssistReading = AssistReading.HIGHER_SINGLE
+    """With ``assist_penalty``: which turns of the player before the winner it charges (see
+    the values below: the encyclopedia's reading, or also a single led while holding a
+    combination, 000's money rule)."""
+    short_handed_tiers: ShortHandedTiers = ShortHandedTiers.BIGGER_HANDS
+    """When ``tiers_three_players`` and ``tiers_two_players`` apply: only to hands of more than
+    13 cards, or to every deal of that many players (see the values below)."""
 
     def tiers_for(self, players: int, hand_size: int) -> Tiers:
         """The multipliers for a deal of ``players`` seats dealt ``hand_size`` cards each: the
-        short-handed schedules are written for hands bigger than the four-player 13."""
-        if hand_size > 13:
+        short-handed schedules are written for hands bigger than the four-player 13, unless
+        ``short_handed_tiers`` applies them by the number of players."""
+        if hand_size > 13 or self.short_handed_tiers is ShortHandedTiers.PLAYER_COUNT:
             if players == 3 and self.tiers_three_players is not None:
                 return self.tiers_three_players
             if players == 2 and self.tiers_two_players is not None:
@@ -579,7 +634,17 @@ class RuleSet:
             raise ValueError(f"invalid rule set {self.name!r}: " + "; ".join(problems))
 
     def problems(self) -> list[str]:
-        """Every inconsistency in the options (empty when the rule set is playable)."""
+        """Every inconsistency in the options (empty when the rule set is playable), in a
+        fixed order: the deal, the combinations, the scoring, then options that need others."""
+        return [
+            *self._deal_problems(),
+            *self._combination_problems(),
+            *self._scoring_problems(),
+            *self._dependency_problems(),
+        ]
+
+    def _deal_problems(self) -> list[str]:
+        """Seats, card order, sequence orders, hand sizes and what happens to spare cards."""
         out = []
         if self.players not in (2, 3, 4):
             out.append("players must be 2, 3 or 4")
@@ -613,6 +678,11 @@ class RuleSet:
             )
         if self.pass_draw is not PassDraw.NONE and self.leftover is not Leftover.STOCK:
             out.append("pass_draw needs leftover=stock")
+        return out
+
+    def _combination_problems(self) -> list[str]:
+        """Five-card types and bombs."""
+        out = []
         if len(set(self.five_card_order)) != len(self.five_card_order):
             out.append("five_card_order lists a type twice")
         if FiveKind.TWO_PAIR in self.five_card_order and FiveKind.SISTERS in self.five_card_order:
@@ -625,12 +695,27 @@ class RuleSet:
             out.append("bombs on five-card hands need five_card_compare by-type or same-type-only")
         if self.bomb_kinds and not self.bomb_targets:
             out.append("bomb_kinds need bomb_targets")
+        return out
+
+    def _scoring_problems(self) -> list[str]:
+        """Settlements by ranks and the assistance penalty."""
+        out = []
         if self.settlement in (Settlement.PLACES, Settlement.FINISHING_ORDER):
             if not self.play_to_end:
                 out.append(f"settlement={self.settlement} needs play_to_end")
             if self.penalty.assist_penalty:
                 # 002:69 'If the scoring system is by ranks ... then this rule doesn't apply!'
                 out.append(f"the assistance penalty does not apply to settlement={self.settlement}")
+        if (
+            self.penalty.assist_reading is not AssistReading.HIGHER_SINGLE
+            and not self.penalty.assist_penalty
+        ):
+            out.append("penalty.assist_reading needs penalty.assist_penalty=true")
+        return out
+
+    def _dependency_problems(self) -> list[str]:
+        """Options that need another option, or a number of players, to mean anything."""
+        out = []
         sf_listed = FiveKind.STRAIGHT_FLUSH in self.five_card_order
         if self.straight_flushes is not None and not sf_listed:
             # With no straight-flush type a one-suit run plays as a straight or a flush, and
@@ -736,6 +821,14 @@ _ENUM_SET_FIELDS: dict[str, Any] = {
 }
 
 
+PENALTY_ENUMS: dict[str, Any] = {
+    "card_values": CardValues,
+    "assist_reading": AssistReading,
+    "short_handed_tiers": ShortHandedTiers,
+}
+"""Fields of the penalty schedule whose value is one member of an enum."""
+
+
 def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     """Turn JSON-ish option values (strings, lists, dicts) into the typed values."""
     out = dict(values)
@@ -753,8 +846,9 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             for tk in ("tiers", "tiers_three_players", "tiers_two_players"):
                 if pv.get(tk) is not None:
                     pv[tk] = tuple((int(a), int(b)) for a, b in pv[tk])
-            if "card_values" in pv:
-                pv["card_values"] = CardValues(pv["card_values"])
+            for ek, enum_type in PENALTY_ENUMS.items():
+                if ek in pv:
+                    pv[ek] = enum_type(pv[ek])
             out[k] = PenaltySchedule(**pv)
     return out
 

@@ -12,15 +12,15 @@ importing it back would make the two modules one cycle that can only be read tog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
 
 from .bits import TWOS, has_four_of_a_kind, lowest_suit
 from .cards import Mask
 from .compiled import Tables
-from .movegen import five_card_keyed
+from .movegen import five_card_keyed, leading_plays
 from .outcome import Outcome, Termination
-from .rules import CardValues, PenaltySchedule, RuleSet, Settlement
+from .rules import AssistReading, CardValues, PenaltySchedule, RuleSet, Settlement
 
 
 class FinishedDeal(Protocol):
@@ -141,35 +141,57 @@ def _assistant(deal: FinishedDeal, winner: int) -> int | None:
     has only one card left ... If you ignore these precautions, and as a result the person
     after you wins by playing their single card, you have to pay' (000:95-100).  A assisted
     when the winner's last play was a single on a trick of singles in which A had a turn, and
-    at that turn A held a single higher than the winner's card -- whether A then played a
-    lower single or passed (000:344 'Player A could have prevented this from happening by
-    playing a higher card'; 002:65).  A winner who led its last card was assisted by nobody.
+    at its last such turn A held a single higher than the winner's card -- whether A then led
+    or played a lower single or passed (000:344 'Player A could have prevented this from
+    happening by playing a higher card'; 002:65).  Under ``assist_reading=precautions``
+    (000:95-100) A also assisted when that turn was a lead of a single while A held a
+    combination of more than one card it could have led.  A winner who led its last card was
+    assisted by nobody.
     """
     log = deal.log
     if not log or log[-1][0] != winner or log[-1][1].bit_count() != 1:
         return None
-    last = log[-1][1]
-    power = deal.t.power
-    lp = power[last.bit_length() - 1]
     before = _seat_before(deal, winner)
     if before is None:
         return None
     # The turns of the trick the winner finished, before its last play.
     start = max(deal.trick_start, deal.play_start)
-    for seat, move, drew in reversed(log[start:-1]):
-        if move and move.bit_count() != 1:
-            return None  # not a trick of singles
+    trick = log[start:-1]
+    if any(move and move.bit_count() != 1 for _seat, move, _drew in trick):
+        return None  # not a trick of singles
+    for i in range(len(trick) - 1, -1, -1):
+        seat, move, drew = trick[i]
         if seat != before:
             continue
         held = (deal.hands[seat] | move) & ~drew  # what the seat held at that turn
-        m = held
-        while m:
-            low = m & -m
-            if power[low.bit_length() - 1] > lp:
-                return seat
-            m ^= low
+        if _beats_single(held, log[-1][1], deal.t):
+            return seat
+        led = bool(move) and not any(m for _s, m, _d in trick[:i])
+        if led and _failed_to_lead_a_combination(deal, held):
+            return seat
         return None
     return None
+
+
+def _beats_single(held: Mask, last: Mask, t: Tables) -> bool:
+    """Whether ``held`` has a single higher than the single ``last``."""
+    power = t.power
+    lp = power[last.bit_length() - 1]
+    m = held
+    while m:
+        low = m & -m
+        if power[low.bit_length() - 1] > lp:
+            return True
+        m ^= low
+    return False
+
+
+def _failed_to_lead_a_combination(deal: FinishedDeal, held: Mask) -> bool:
+    """000:98 'If it is your turn to lead, you should lead a combination more than one card if
+    possible' (``assist_reading=precautions`` only): ``held`` could have led one."""
+    if deal.rules.penalty.assist_reading is not AssistReading.PRECAUTIONS:
+        return False
+    return any(m & (m - 1) for m in leading_plays(held, deal.t))
 
 
 def _seat_before(deal: FinishedDeal, winner: int) -> int | None:
@@ -216,6 +238,17 @@ def settle(deal: FinishedDeal, how: Termination, winner: int | None, detail: str
     return Outcome(how, winner, order, cards, tuple(pens), tuple(scores), detail)
 
 
+class _Finish(NamedTuple):
+    """What every settlement may read: the deal, its winner, the penalties (after any
+    multiplier and assistance), the cards left and the finishing order."""
+
+    deal: FinishedDeal
+    winner: int
+    pens: list[int]
+    cards: tuple[int, ...]
+    order: tuple[int, ...]
+
+
 def _settle_scores(
     deal: FinishedDeal,
     st: Settlement,
@@ -224,51 +257,99 @@ def _settle_scores(
     cards: tuple[int, ...],
     order: tuple[int, ...],
 ) -> list[int]:
-    n = deal.rules.players
-    if st is Settlement.WINNER_COLLECTS:
-        return [sum(pens) if s == winner else -pens[s] for s in range(n)]
-    if st is Settlement.PAIRWISE:
-        return [sum(pens[j] - pens[i] for j in range(n)) for i in range(n)]
-    if st is Settlement.PENALTY_ONLY:
-        return [-p for p in pens]
-    if st is Settlement.PAIRWISE_DIFFERENCE:
-        tiers = deal.rules.penalty.tiers
-        out = [0] * n
-        for i in range(n):
-            for j in range(n):
-                d = cards[i] - cards[j]
-                if d > 0:
-                    out[i] -= d * tier_multiplier(d, tiers)
-                elif d < 0:
-                    out[i] += -d * tier_multiplier(-d, tiers)
-        return out
-    if st is Settlement.PUSOY_DOS:
-        last = _final_play(deal)
-        return [2 ** (last & TWOS).bit_count() if s == winner else 0 for s in range(n)]
-    if st is Settlement.FINISHING_ORDER:
-        out = [0] * n
-        for place, s in enumerate(order):
-            out[s] = n - 1 - place
-        return out
-    if st is Settlement.PLACES:
-        points = [*[5, 3, 1][: n - 1], 0]
-        out = [0] * n
-        for place, s in enumerate(order):
-            out[s] = points[place] if place < len(points) else 0
-        return out
-    if st is Settlement.LOSER_PAYS:
-        loser = _taiwan_loser(deal, winner)
-        stake = deal.rules.loser_stake
-        return [stake if s == winner else (-stake if s == loser else 0) for s in range(n)]
-    if st is Settlement.TEAMS:
-        # The winner's team wins when it holds fewer cards in total (ties were played off).
-        mine = sum(cards[s] for s in range(n) if s % 2 == winner % 2)
-        theirs = sum(cards[s] for s in range(n) if s % 2 != winner % 2)
-        won = winner % 2 if mine < theirs else 1 - winner % 2
-        return [1 if s % 2 == won else -1 for s in range(n)]
-    if st is Settlement.INDONESIA:
-        return [-p for p in _indonesia_points(deal, winner, pens)]
-    raise AssertionError(f"unknown settlement {st}")
+    """Each seat's score for the deal under settlement ``st`` (one small function each)."""
+    rule = _SETTLEMENTS.get(st)
+    if rule is None:
+        raise AssertionError(f"unknown settlement {st}")
+    return rule(_Finish(deal, winner, pens, cards, order))
+
+
+def _winner_collects(f: _Finish) -> list[int]:
+    pens = f.pens
+    return [sum(pens) if s == f.winner else -pens[s] for s in range(len(pens))]
+
+
+def _pairwise(f: _Finish) -> list[int]:
+    pens, n = f.pens, len(f.pens)
+    return [sum(pens[j] - pens[i] for j in range(n)) for i in range(n)]
+
+
+def _penalty_only(f: _Finish) -> list[int]:
+    return [-p for p in f.pens]
+
+
+def _pairwise_difference(f: _Finish) -> list[int]:
+    """Every pair settles by the difference in card counts, the multiplier chosen by it."""
+    tiers = f.deal.rules.penalty.tiers
+    cards = f.cards
+    n = len(f.pens)
+    out = [0] * n
+    for i in range(n):
+        for j in range(n):
+            d = cards[i] - cards[j]
+            if d > 0:
+                out[i] -= d * tier_multiplier(d, tiers)
+            elif d < 0:
+                out[i] += -d * tier_multiplier(-d, tiers)
+    return out
+
+
+def _pusoy_dos(f: _Finish) -> list[int]:
+    last = _final_play(f.deal)
+    return [2 ** (last & TWOS).bit_count() if s == f.winner else 0 for s in range(len(f.pens))]
+
+
+def _finishing_order(f: _Finish) -> list[int]:
+    n = len(f.pens)
+    out = [0] * n
+    for place, s in enumerate(f.order):
+        out[s] = n - 1 - place
+    return out
+
+
+def _places(f: _Finish) -> list[int]:
+    n = len(f.pens)
+    points = [*[5, 3, 1][: n - 1], 0]
+    out = [0] * n
+    for place, s in enumerate(f.order):
+        out[s] = points[place] if place < len(points) else 0
+    return out
+
+
+def _loser_pays(f: _Finish) -> list[int]:
+    loser = _taiwan_loser(f.deal, f.winner)
+    stake = f.deal.rules.loser_stake
+    return [
+        stake if s == f.winner else (-stake if s == loser else 0) for s in range(len(f.pens))
+    ]
+
+
+def _teams(f: _Finish) -> list[int]:
+    """The winner's team wins when it holds fewer cards in total (ties were played off)."""
+    n, cards, winner = len(f.pens), f.cards, f.winner
+    mine = sum(cards[s] for s in range(n) if s % 2 == winner % 2)
+    theirs = sum(cards[s] for s in range(n) if s % 2 != winner % 2)
+    won = winner % 2 if mine < theirs else 1 - winner % 2
+    return [1 if s % 2 == won else -1 for s in range(n)]
+
+
+def _indonesia(f: _Finish) -> list[int]:
+    return [-p for p in _indonesia_points(f.deal, f.winner, f.pens)]
+
+
+_SETTLEMENTS: dict[Settlement, Callable[[_Finish], list[int]]] = {
+    Settlement.WINNER_COLLECTS: _winner_collects,
+    Settlement.PAIRWISE: _pairwise,
+    Settlement.PENALTY_ONLY: _penalty_only,
+    Settlement.PAIRWISE_DIFFERENCE: _pairwise_difference,
+    Settlement.PUSOY_DOS: _pusoy_dos,
+    Settlement.FINISHING_ORDER: _finishing_order,
+    Settlement.PLACES: _places,
+    Settlement.LOSER_PAYS: _loser_pays,
+    Settlement.TEAMS: _teams,
+    Settlement.INDONESIA: _indonesia,
+}
+"""The scores of each settlement (:class:`~referee.game.rules.Settlement`)."""
 
 
 def _taiwan_loser(deal: FinishedDeal, winner: int) -> int:

@@ -646,42 +646,75 @@ class Deal:
     def _turn_duties(
         self, seat: int, h: Mask, plays: list[int], may_pass: bool
     ) -> tuple[list[int], bool]:
-        """Rules about this particular turn: last-card duty, forbidden last plays, the
-        triple-threes force and following the President."""
-        t, kind, rules = self.t, self.table_kind, self.rules
-        if rules.last_card_duty is not LastCardDuty.NONE and kind <= 1:
-            nxt = self.next_seat_any(seat)
-            if nxt != seat and self.hands[nxt].bit_count() == 1:
-                # 000:180 'you must play your highest single card or a combination of more
-                # than one card' (003:54 the same): a single must be the highest card, and
-                # no pass while that card beats the table.
-                top = self._highest_card(h)
-                plays = [m for m in plays if m.bit_count() != 1 or m == top]
-                if kind and top in plays:
-                    may_pass = False
+        """Rules about this particular turn, in order: forbidden last plays, the last-card
+        duty, then the rules that take away the pass (the triple-threes force, following the
+        President).  The duty comes after the forbidden last plays: a player's highest play
+        is the highest one they may make."""
+        t, rules = self.t, self.rules
         if t.any_final_rule and h in plays and t.is_forbidden_final(h):
             plays = [m for m in plays if m != h]  # only a play of the whole hand is refused
+        duty = rules.last_card_duty
+        if duty is not LastCardDuty.NONE and self._before_last_card(seat):
+            if duty is LastCardDuty.HIGHEST_HAND:
+                # 003:54 'must play their highest hand, if they can play anything'
+                plays = self._top_plays(plays)
+                may_pass = may_pass and not plays
+            elif self.table_kind <= 1:
+                plays, may_pass = self._highest_single_duty(h, plays, may_pass)
+        if may_pass and plays and self._must_answer(plays):
+            may_pass = False
+        return plays, may_pass
+
+    def _before_last_card(self, seat: int) -> bool:
+        """Whether the next seat holding cards after ``seat`` holds exactly one."""
+        nxt = self.next_seat_any(seat)
+        return nxt != seat and self.hands[nxt].bit_count() == 1
+
+    def _highest_single_duty(
+        self, h: Mask, plays: list[int], may_pass: bool
+    ) -> tuple[list[int], bool]:
+        """000:180 'you must play your highest single card or a combination of more than one
+        card' (003:54 read for singles only): a single must be the highest card, and no pass
+        while that card beats the table."""
+        top = self._highest_card(h)
+        plays = [m for m in plays if m.bit_count() != 1 or m == top]
+        if self.table_kind and top in plays:
+            may_pass = False
+        return plays, may_pass
+
+    def _top_plays(self, plays: list[int]) -> list[int]:
+        """The plays that no other of these plays of the same size beats (003:54 'their
+        highest hand'): one per size, or several of equal rank when suits break no ties."""
+        t = self.t
+        found = [p for p in (classify(m, t) for m in plays) if p is not None]
+        strongest_first = sorted(found, key=lambda p: p.key, reverse=True)
+        return [
+            p.mask
+            for p in found
+            if not any(q.kind == p.kind and beats(q, p, t) for q in strongest_first)
+        ]
+
+    def _must_answer(self, plays: list[int]) -> bool:
+        """Whether a seat that can beat the table with ``plays`` may not pass: after a lead of
+        three threes with only three twos to answer (000 wiki var. 2), or while the
+        President's last play is on the table (002:100 'The players next to the new President
+        must follow the President's last play if possible')."""
+        rules = self.rules
         if (
             rules.triple_threes_force
-            and kind == 3
+            and self.table_kind == 3
             and self.table_key == 0
             and len(self.log) == self.trick_start + 1
-            and plays
             and all(m & TWOS == m for m in plays)
         ):
-            may_pass = False
-        if (
+            return True
+        return bool(
             rules.follow_president
-            and kind
-            and plays
+            and self.table_kind
             and self.finished
             and self.table_seat == self.finished[0]
             and not self.hands[self.table_seat]
-        ):
-            # 002:100 'The players next to the new President must follow the President's
-            # last play if possible': the President's last play is still on the table.
-            may_pass = False
-        return plays, may_pass
+        )
 
     def _fives_of(self, seat: int, h: Mask) -> Keyed:
         fives = self._fives[seat]
@@ -733,13 +766,17 @@ class Deal:
             return "you may not pass now: you are leading"
         if self.rules.follow_president and self.finished and self.table_seat == self.finished[0]:
             return "you may not pass: you must follow the President's last play if you can"
-        if self.rules.last_card_duty is not LastCardDuty.NONE:
-            nxt = self.next_seat_any(self.to_move)
-            if nxt != self.to_move and self.hands[nxt].bit_count() == 1:
+        duty = self.rules.last_card_duty
+        if duty is not LastCardDuty.NONE and self._before_last_card(self.to_move):
+            if duty is LastCardDuty.HIGHEST_HAND:
                 return (
                     "you may not pass: the player before a last card must play their highest "
-                    "single when it beats the table"
+                    "play when they can play"
                 )
+            return (
+                "you may not pass: the player before a last card must play their highest "
+                "single when it beats the table"
+            )
         return "you may not pass now"
 
     def _why_not(self, move: Mask) -> str:
@@ -752,7 +789,10 @@ class Deal:
             return f"the opening play must include {card_text(self.opening_card.bit_length() - 1)}"
         if move == self.hands[self.to_move] and self.t.is_forbidden_final(move):
             return "that play may not be your last"
-        if self.rules.last_card_duty is not LastCardDuty.NONE and move.bit_count() == 1:
+        duty = self.rules.last_card_duty
+        if duty is LastCardDuty.HIGHEST_HAND and self._before_last_card(self.to_move):
+            return "the player before a last card must play their highest play of that size"
+        if duty is not LastCardDuty.NONE and move.bit_count() == 1:
             return "the player before a last card must play their highest single"
         if not self.table_kind:
             return "that combination may not lead (it only answers certain plays)"

@@ -81,6 +81,7 @@ def test_every_answer_is_a_listed_legal_move(serve: Any, bot: str, preset: str) 
         {"five_card_compare": "highest-card", "suits_break_ties": False},
         {"straights": "wraparound", "flush_compare": "poker"},
         {"last_card_duty": "highest-single", "pass_rule": "ends-trick"},
+        {"last_card_duty": "highest-hand", "players": 3},
     ],
 )
 def test_planner_is_legal_under_unusual_options(overrides: dict[str, Any]) -> None:

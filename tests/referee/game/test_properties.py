@@ -13,6 +13,7 @@ schedule (recomputed here from the cards left) and are zero-sum where the settle
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from referee import PASS, PRESETS, Deal, DealContext, RuleSet, beats, classify, find_ruleset
 from referee.game.outcome import Termination
 from referee.game.rules import (
+    AssistReading,
     CardValues,
     Direction,
     Exchange,
@@ -30,12 +32,14 @@ from referee.game.rules import (
     Leftover,
     PassDraw,
     PassRule,
+    PenaltySchedule,
     Redeal,
     Settlement,
+    ShortHandedTiers,
     StockEmpty,
 )
 
-from .reference import as_mask, reference_legal
+from .reference import as_mask, reference_beats_classified, reference_classify, reference_legal
 
 FULL = (1 << 52) - 1
 STD = find_ruleset("standard")
@@ -77,6 +81,19 @@ def _variants() -> dict[str, RuleSet]:
     )
     add("duty", last_card_duty=LastCardDuty.HIGHEST_SINGLE)
     add("duty-no-pass", last_card_duty=LastCardDuty.HIGHEST_SINGLE_NO_PASS, players=3)
+    add("duty-hand", last_card_duty=LastCardDuty.HIGHEST_HAND)
+    add(
+        "duty-hand-bombs-strict",
+        PRESETS["lukang"],
+        last_card_duty=LastCardDuty.HIGHEST_HAND,
+        pass_rule=PassRule.TRICK,
+    )
+    add("duty-hand-same-type", PRESETS["bu-bu-gao-sheng"], last_card_duty=LastCardDuty.HIGHEST_HAND)
+    add("duty-hand-no-suits", suits_break_ties=False, last_card_duty=LastCardDuty.HIGHEST_HAND)
+    add(
+        "assist-precautions",
+        penalty=PenaltySchedule(assist_penalty=True, assist_reading=AssistReading.PRECAUTIONS),
+    )
     add("play-to-end", play_to_end=True, settlement=Settlement.PLACES)
     add(
         "play-to-end-strict-finals",
@@ -185,7 +202,9 @@ def check_duties(d: Deal, seat: int, table: object, legal: list[int]) -> None:
     rules = d.rules
     h = d.hands[seat]
     plays = [m for m in legal if m != PASS]
-    if rules.last_card_duty is not LastCardDuty.NONE and (table is None or d.table_kind == 1):
+    if rules.last_card_duty is LastCardDuty.HIGHEST_HAND:
+        check_highest_hand(d, seat, table, legal)
+    elif rules.last_card_duty is not LastCardDuty.NONE and (table is None or d.table_kind == 1):
         nxt = d.next_seat_any(seat)
         if nxt != seat and d.hands[nxt].bit_count() == 1:
             top = _highest(d, h)
@@ -200,6 +219,47 @@ def check_duties(d: Deal, seat: int, table: object, legal: list[int]) -> None:
         and plays
     ):
         assert PASS not in legal, "a pass on the President's last play by a seat that can beat it"
+
+
+def reference_top(plays: list[int], rules: RuleSet) -> set[int]:
+    """The plays that no other play of the same size beats, by the reference's comparison."""
+    found = [(m, reference_classify(m, rules)) for m in plays]
+    by_kind: dict[object, list[tuple[int, Any]]] = {}
+    for m, c in found:
+        assert c is not None
+        by_kind.setdefault(c[0], []).append((m, c))
+    top: set[int] = set()
+    for group in by_kind.values():
+        group.sort(key=lambda mc: mc[1][1], reverse=True)
+        # candidates: not beaten by an earlier candidate; then checked against the whole group
+        cands: list[tuple[int, Any]] = []
+        for m, c in group:
+            if not any(reference_beats_classified(rules, q, c) for _, q in cands):
+                cands.append((m, c))
+        top |= {
+            m
+            for m, c in cands
+            if not any(reference_beats_classified(rules, q, c) for _, q in group)
+        }
+    return top
+
+
+def check_highest_hand(d: Deal, seat: int, table: Any, legal: list[int]) -> None:
+    """003:54 'A player to the right of a player with only one card must play their highest
+    hand, if they can play anything', checked against the reference: the plays offered are
+    exactly the hand's plays (allowed on the table) that no other of the same size beats, and
+    no pass while there is one."""
+    rules = d.rules
+    if d.opening_card or rules.forbidden_final or rules.twos_low_after_bomb:
+        return  # the reference knows neither the opening card nor the last-play bans
+    nxt = d.next_seat_any(seat)
+    if nxt == seat or d.hands[nxt].bit_count() != 1:
+        return
+    allowed = [as_mask(p) for p in reference_legal(d.hands[seat], table and table.mask, rules)]
+    top = reference_top(allowed, rules)
+    assert {m for m in legal if m != PASS} == top, "not the highest play of each size"
+    if table is not None and top:
+        assert PASS not in legal, "a pass before a last card by a seat that can play"
 
 
 def step_of(rules: RuleSet, index: int) -> int:
@@ -302,10 +362,12 @@ def expected_penalty(rules: RuleSet, hand: int) -> int:
             CardValues.TWOS_FIVE: [1] * 12 + [5],
         }[sched.card_values]
         base = sum(values[c // 4] for c in range(52) if hand >> c & 1)
-    # The short-handed schedules are for hands of more than 13 cards (000:340, 003:60);
-    # thirteen-card hands pay by the four-player steps (000:246).
+    # The short-handed schedules are for hands of more than 13 cards (000:340); thirteen-card
+    # hands pay by the four-player steps (000:246) unless they go by the number of players
+    # (003:60, short_handed_tiers=player-count).
     short = {3: sched.tiers_three_players, 2: sched.tiers_two_players}.get(rules.players)
-    tiers = short if short is not None and rules.hand_size() > 13 else sched.tiers
+    by_count = sched.short_handed_tiers is ShortHandedTiers.PLAYER_COUNT
+    tiers = short if short is not None and (rules.hand_size() > 13 or by_count) else sched.tiers
     mult = 1
     for at_least, m in tiers:
         if n >= at_least:

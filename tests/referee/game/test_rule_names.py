@@ -76,6 +76,8 @@ SAMPLES: dict[str, tuple[Any, dict[str, Any]]] = {
     "penalty.special_finish_doubles": (True, {}),
     "penalty.finishing_twos_double": (True, {}),
     "penalty.assist_penalty": (True, {}),
+    "penalty.assist_reading": ("precautions", {"penalty.assist_penalty": True}),
+    "penalty.short_handed_tiers": ("player-count", {}),
 }
 
 
@@ -183,11 +185,13 @@ _POOL: dict[str, list[Any]] = {
     "settlement": ["pairwise", "penalty-only", "finishing-order"],
     "play_to_end": [True],
     "follow_president": [True],
-    "last_card_duty": ["highest-single", "highest-single-no-pass"],
+    "last_card_duty": ["highest-single", "highest-single-no-pass", "highest-hand"],
     "penalty.tiers": [(), ((7, 2), (12, 3))],
     "penalty.tiers_three_players": [None, ((11, 2), (16, 3))],
     "penalty.card_values": ["pip", "twos-five"],
     "penalty.assist_penalty": [True],
+    "penalty.assist_reading": ["precautions"],
+    "penalty.short_handed_tiers": ["player-count"],
     "penalty.twos_double": [True],
 }
 
@@ -206,14 +210,16 @@ def test_any_mix_of_options_round_trips_through_its_name(data: st.DataObject, ba
     assert find_ruleset(named.name).options() == named.options()
 
 
-# --- the names players use --------------------------------------------------------------
+# --- the names players use (issue 17 §5: decided from the texts, the reason documented) ----------
 @pytest.mark.parametrize(
     ("alias", "preset", "source"),
     [
-        ("choh-dai-di", "hong-kong", "000:25 'Choh Dai Di or simply Dai Di - written 鋤大D'"),
-        ("dai-di", "hong-kong", "000:25; 002:11 'Choh Dai Di, Dai Di (both Cantonese)'"),
-        ("chor-dai-di", "hong-kong", "000:293 'in Cantonese, 鋤大弟 ... including chor dai di'"),
-        ("da-lao-er", "standard", "000:24 'Da Lao Er (大老二) is Mandarin Chinese'; 002:11"),
+        ("choh-dai-di", "standard", "000:25 'Choh Dai Di or simply Dai Di'; 001:2; 002:11"),
+        ("dai-di", "standard", "001:2 names its basic game; 003:1 'It's also called Dai Di'"),
+        ("chor-dai-di", "standard", "000:293 'in Cantonese ... chor dai di'; 001:2"),
+        ("choi-dai-di", "standard", "000:106 GameSky's basic game 'Choi Dai Dee'"),
+        ("da-lao-er", "bu-bu-gao-sheng", "000:106 'the names Da Lao Er and Bu Bu Gao Sheng'"),
+        ("gamesky", "bu-bu-gao-sheng", "000:106 'One Chinese web site (GameSky ...)'"),
         ("big-deuce", "standard", "000:23 'Big Two, Big Deuce or Deuces'"),
         ("deuces", "standard", "000:23"),
         ("capsa", "indonesia", "000:293 'cap sa in Hokkien ... commonly used in Indonesia'"),
@@ -225,13 +231,31 @@ def test_each_name_leads_to_its_own_game(alias: str, preset: str, source: str) -
     assert find_ruleset(alias).name == preset, source
 
 
-def test_the_three_spellings_of_one_name_lead_to_one_game() -> None:
-    """000:25, 000:293, 001:2: Choh Dai Di, Chor Dai Di and Dai Di all spell 鋤大D."""
-    assert {find_ruleset(n).name for n in ("choh-dai-di", "chor-dai-di", "dai-di")} == {
-        "hong-kong"
-    }
+def test_names_given_together_lead_to_one_game() -> None:
+    """000:25, 000:293, 001:2: Choh Dai Di, Chor Dai Di and Dai Di all spell 鋤大D, the name of
+    Big Two itself; 000:106 gives Da Lao Er and Bu Bu Gao Sheng together to GameSky's game."""
+    dai_di = {find_ruleset(n).name for n in ("choh-dai-di", "chor-dai-di", "dai-di")}
+    assert dai_di == {"standard"}
+    assert find_ruleset("da-lao-er").name == find_ruleset("bu-bu-gao-sheng").name
     # The Singapore preset keeps its own name: 000:258 calls its source 'Singapore Chor Dai Di'
     assert find_ruleset("singapore").name == "singapore"
+
+
+def test_every_alias_says_why_and_the_rules_document_prints_it() -> None:
+    """Nothing is chosen silently: each alias has its reason, printed next to it."""
+    from referee.game.presets import ALIAS_REASONS
+    from referee.game.rulesdoc import render
+
+    doc = render()
+    aliases = {a for r in PRESETS.values() for a in r.aliases}
+    assert set(ALIAS_REASONS) == aliases
+    for alias, reason in ALIAS_REASONS.items():
+        assert f"- `{alias}`: {reason}." in doc
+
+
+def test_an_unknown_name_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown rule set 'choi-dai-dee'; known: standard"):
+        find_ruleset("choi-dai-dee")
 
 
 def test_no_alias_is_shared_or_shadows_a_preset() -> None:

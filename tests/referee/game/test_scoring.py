@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import pytest
 
-from referee import Deal, DealContext, RuleSet, find_ruleset, parse_mask
+from referee import PRESETS, Deal, DealContext, RuleSet, find_ruleset, parse_mask
 from referee.game.outcome import Outcome, Termination
-from referee.game.rules import CardValues, LaterLead, Leftover, PenaltySchedule, Settlement
+from referee.game.rules import (
+    AssistReading,
+    CardValues,
+    LaterLead,
+    Leftover,
+    PenaltySchedule,
+    Settlement,
+    ShortHandedTiers,
+)
 from referee.game.scoring import settle
 
 from .positions import play_out, rigged_deal
@@ -263,19 +271,49 @@ def test_house_three_players_seventeen_each(cards: int, penalty: int) -> None:
     assert o.penalties == (0, penalty, 0)
 
 
-@pytest.mark.parametrize(("cards", "penalty"), [(6, 6), (7, 14), (11, 22), (12, 36), (13, 39)])
+@pytest.mark.parametrize(
+    ("cards", "penalty"), [(6, 6), (7, 7), (10, 10), (11, 22), (12, 24), (13, 26)]
+)
 def test_house_three_players_dead_hand(cards: int, penalty: int) -> None:
-    """003:19 deals three players 13 cards each with a dead hand: four-player hands, so the
-    four-player steps of 003:59 apply ('7-11 cards must double', '12-13 cards must triple').
-    003:60's steps (11-15 double, 16-17 triple) are written for 003:20's 17-card hands: with
-    them a player who never played would pay 26, less than the 39 of the four-player game."""
+    """003:19 deals three players 13 cards each and a dead hand; 003:60 'Three Players:
+    Players holding 11-15 cards must double their points' applies to them as written: the
+    preset's ``penalty.short_handed_tiers=player-count``, so a player who never played pays
+    13 x 2 = 26 (the issue 17 audit: before, 39 by the four-player table)."""
     rules = find_ruleset("house-003", players=3)
     assert rules.leftover is Leftover.GHOST_HAND and rules.hand_size() == 13
+    assert rules.penalty.short_handed_tiers is ShortHandedTiers.PLAYER_COUNT
     o = settled(rules, ["", plain(1, cards), ""], 0, "5S")
     assert o.penalties == (0, penalty, 0)
-    never_played = settled(rules, ["", plain(1, 13), ""], 0, "5S").penalties[1]
+
+
+@pytest.mark.parametrize(("cards", "penalty"), [(6, 6), (7, 14), (11, 22), (12, 36), (13, 39)])
+def test_house_three_players_dead_hand_paying_as_four(cards: int, penalty: int) -> None:
+    """The other reading, by name: a dead-hand deal's 13-card hands are four-player hands and
+    pay by 003:59 ('7-11 cards must double', '12-13 cards must triple'), as 000:246 pays more
+    than 13 cards as 13: ``penalty.short_handed_tiers=bigger-hands``."""
+    rules = find_ruleset("house-003+players=3,penalty.short_handed_tiers=bigger-hands")
+    o = settled(rules, ["", plain(1, cards), ""], 0, "5S")
+    assert o.penalties == (0, penalty, 0)
     four_players = settled(find_ruleset("house-003"), ["", plain(1, 13), "", ""], 0, "5S")
-    assert never_played == four_players.penalties[1] == 39
+    assert four_players.penalties[1] == 39
+
+
+def test_player_count_tiers_leave_four_players_and_other_presets_alone() -> None:
+    """``player-count`` changes nothing for four players, nor for a rule set without
+    short-handed steps; ``bigger-hands`` stays the default of every other preset."""
+    four = find_ruleset("house-003")
+    assert four.penalty_tiers() == ((7, 2), (12, 3))
+    stock = find_ruleset("three-player-stock", **{"penalty.short_handed_tiers": "player-count"})
+    assert stock.penalty_tiers() == stock.penalty.tiers  # tiers_three_players=None
+    wiki13 = STD.with_options(players=3, cards_per_player=13, leftover=Leftover.SET_ASIDE)
+    assert wiki13.penalty_tiers() == ((10, 2), (13, 3))
+    by_count = find_ruleset(
+        "standard+players=3,cards_per_player=13,leftover=set-aside,"
+        "penalty.short_handed_tiers=player-count"
+    )
+    assert by_count.penalty_tiers() == ((12, 2), (17, 3))
+    others = [r for n, r in PRESETS.items() if n != "house-003"]
+    assert all(r.penalty.short_handed_tiers is ShortHandedTiers.BIGGER_HANDS for r in others)
 
 
 @pytest.mark.parametrize(
@@ -509,6 +547,114 @@ def test_no_assist_for_a_pair() -> None:
     assert d.outcome.penalties == (2, 0, 2)
 
 
+# --- assistance on a lead: 000's money rule (assist_reading=precautions) --------------------------
+PRECAUTIONS = ASSIST.with_options(
+    cards_per_player=5,
+    penalty=PenaltySchedule(assist_penalty=True, assist_reading=AssistReading.PRECAUTIONS),
+)
+
+
+def _lead_game(rules: RuleSet, a_hand: str, a_lead: str) -> Outcome:
+    """B (seat 1) goes down to JH; A (seat 0, just before B) wins a trick with 9H 9D and leads
+    ``a_lead``; B goes out with JH."""
+    d = rigged_deal(
+        rules,
+        ["9H 9D " + a_hand, "4C 4D 5H 5D JH", "8D 8C 3S 3H TC"],
+        ctx=DealContext(1, 1),
+    )
+    play_out(
+        d,
+        [
+            (1, "4C 4D"),
+            (2, None),
+            (0, None),
+            (1, "5H 5D"),
+            (2, None),
+            (0, "9H 9D"),
+            (1, None),
+            (2, None),
+            (0, a_lead),
+            (1, "JH"),
+        ],
+    )
+    assert d.outcome is not None and d.outcome.winner == 1
+    return d.outcome
+
+
+@pytest.mark.parametrize("a_lead", ["6D", "7S"])
+def test_money_rule_charges_a_single_led_while_holding_a_combination(a_lead: str) -> None:
+    """000:95-100 'If it is your turn to lead, you should lead a combination more than one card
+    if possible ... If you ignore these precautions, and as a result the person after you wins
+    by playing their single card, you have to pay the losses of all three players': A leads a
+    single holding 7S 7C, even its highest card (7S); B goes out with JH."""
+    o = _lead_game(PRECAUTIONS, "7S 7C 6D", a_lead)
+    assert o.penalties == (2 + 5, 0, 0)
+    assert o.scores == (-7, 7, 0)
+    assert "seat 0 assisted" in o.detail
+    # The encyclopedia's reading (000:344, 002:65) charges only a higher single held: A held
+    # nothing above JH, so everyone pays their own.
+    plain_reading = PRECAUTIONS.with_options(penalty=PenaltySchedule(assist_penalty=True))
+    o = _lead_game(plain_reading, "7S 7C 6D", a_lead)
+    assert o.penalties == (2, 0, 5)
+
+
+def test_money_rule_no_charge_for_the_highest_single_without_a_combination() -> None:
+    """000:98 'otherwise you should lead your highest card': A, with no combination, leads its
+    highest card 7S; B's JH wins anyway, so nobody assisted."""
+    o = _lead_game(PRECAUTIONS, "7S 6C 4S", "7S")
+    assert o.penalties == (2, 0, 5)
+
+
+def test_money_rule_a_lower_single_led_is_charged_only_when_the_highest_would_stop_it() -> None:
+    """A leads 4S instead of its highest card: with 7S the win was not 'a result' of it (7S
+    loses to JH too); with AS it was, and both readings charge it (000:344 'could have
+    prevented this from happening by playing a higher card')."""
+    assert _lead_game(PRECAUTIONS, "7S 6C 4S", "4S").penalties == (2, 0, 5)
+    assert _lead_game(PRECAUTIONS, "AS 6C 4S", "4S").penalties == (7, 0, 0)
+    higher = PRECAUTIONS.with_options(penalty=PenaltySchedule(assist_penalty=True))
+    assert _lead_game(higher, "AS 6C 4S", "4S").penalties == (7, 0, 0)
+
+
+def test_assist_reading_needs_the_assistance_penalty() -> None:
+    with pytest.raises(ValueError, match=r"assist_reading needs penalty\.assist_penalty"):
+        find_ruleset("standard+penalty.assist_reading=precautions")
+    r = find_ruleset("standard+penalty.assist_penalty=true,penalty.assist_reading=precautions")
+    assert r.penalty.assist_reading is AssistReading.PRECAUTIONS
+    assert find_ruleset(r.name).options() == r.options()
+
+
+def test_money_rule_charges_a_superset_of_the_encyclopedia_reading() -> None:
+    """Whole deals played the same way under both readings: whoever the encyclopedia's reading
+    charges, the money rule charges too; and some deals charge only under the money rule (the
+    two readings do differ in play, not only in hand-made positions)."""
+    base = STD.with_options(players=3, cards_per_player=9, leftover=Leftover.SET_ASIDE)
+    higher = base.with_options(penalty=PenaltySchedule(assist_penalty=True))
+    money = base.with_options(
+        penalty=PenaltySchedule(assist_penalty=True, assist_reading=AssistReading.PRECAUTIONS)
+    )
+    only_money = 0
+    for seed in range(300):
+        d = Deal.new(higher, seed)
+        again = Deal.new(money, seed)
+        turn = 0
+        while not d.over:
+            moves = d.legal_moves()
+            plays = [m for m in moves if m] or moves
+            # lead singles often, so that one-card players meet single leads
+            m = min(plays, key=lambda x: (x.bit_count() != 1, (turn * 7919 + seed) % 13))
+            m = m if turn % 3 else moves[(turn * 31 + seed) % len(moves)]
+            d.push(m)
+            again.push(m)
+            turn += 1
+        a, b = d.outcome, again.outcome
+        assert a is not None and b is not None
+        if "assisted" in a.detail:
+            assert b.detail == a.detail and b.penalties == a.penalties
+        elif "assisted" in b.detail:
+            only_money += 1
+    assert only_money > 0
+
+
 # --- played out end to end ----------------------------------------------------------------------
 def test_played_out_deal_scores_what_is_left() -> None:
     rules = STD.with_options(cards_per_player=3, leftover=Leftover.SET_ASIDE, players=3)
@@ -612,3 +758,10 @@ def test_finishing_order_is_the_result(preset: str) -> None:
     assert rules.settlement is Settlement.FINISHING_ORDER
     o = settled(rules, ["", "", "5S", ""], 3, "2D", finished=[3, 1, 0, 2])
     assert o.scores == (1, 2, 0, 3)
+
+
+def test_every_settlement_has_its_scoring_function() -> None:
+    """The settlements are a table of small functions: none may be missing from it."""
+    from referee.game.scoring import _SETTLEMENTS
+
+    assert set(_SETTLEMENTS) == set(Settlement)

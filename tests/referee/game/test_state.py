@@ -531,6 +531,83 @@ def test_last_card_duty_does_not_touch_pairs() -> None:
     assert texts(d.legal_moves()) == options("7D 7C", "")
 
 
+# --- 003:54 for every size of play: last_card_duty=highest-hand ---------------------------------
+def _pair_duty_deal(duty: LastCardDuty) -> Deal:
+    """N (seat 1) leads two pairs and holds one card; O passes; D (seat 0, before N) answers
+    a pair holding TS TD and KS KH."""
+    rules = small(STD, 5, last_card_duty=duty, players=3)
+    d = rigged_deal(rules, ["TS TD KS KH 6C", "4D 4C 5D 5C 9H", "8D 8C 3S 3H JH"], ctx=lead(1))
+    play_out(d, [(1, "4D 4C"), (2, None), (0, None), (1, "5D 5C"), (2, None)])
+    assert d.to_move == 0 and d.hands[1].bit_count() == 1
+    return d
+
+
+def test_highest_hand_on_a_pair() -> None:
+    """003:54 'A player to the right of a player with only one card must play their highest
+    hand, if they can play anything': on a pair, the highest pair and no pass (the issue 17
+    audit: the player before a one-card player could play lower or pass)."""
+    d = _pair_duty_deal(LastCardDuty.HIGHEST_HAND)
+    assert texts(d.legal_moves()) == options("KS KH")
+    with pytest.raises(DoesNotBeatError, match="highest play of that size"):
+        d.play(parse_mask("TS TD"))
+    with pytest.raises(DoesNotBeatError, match="highest play when they can play"):
+        d.play(PASS)
+    # Leading: any size, but the highest play of that size (003:52 hands compare only within
+    # one size): the top single and the top pair.
+    play_out(d, [(0, "KS KH"), (1, None), (2, None)])
+    assert d.to_move == 0 and d.table is None
+    assert texts(d.legal_moves()) == options("TS", "TS TD")
+
+
+@pytest.mark.parametrize(
+    "duty", [LastCardDuty.HIGHEST_SINGLE, LastCardDuty.HIGHEST_SINGLE_NO_PASS]
+)
+def test_the_singles_readings_leave_pairs_free(duty: LastCardDuty) -> None:
+    """000:180 'your highest single card or a combination of more than one card', and the
+    singles-only reading of 003:54 kept for old logs: a pair is answered freely."""
+    d = _pair_duty_deal(duty)
+    assert texts(d.legal_moves()) == options("TS TD", "KS KH", "")
+    play_out(d, [(0, "TS TD"), (1, None), (2, None)])
+    assert texts(d.legal_moves()) == options("KS", "KS KH")  # singles: only the highest
+
+
+def test_highest_hand_on_a_five_card_hand() -> None:
+    """On a straight, the highest five-card hand the player holds: a full house over a flush
+    (003:44-46 'Flush ... Higher than a Run', 'Full House ... Higher than a Flush')."""
+    rules = small(STD, 8, last_card_duty=LastCardDuty.HIGHEST_HAND, players=3)
+    d = rigged_deal(
+        rules,
+        [
+            "3H 5H 9H TH QH QS QD TD",
+            "3D 3C 4D 5C 6H 7S 8S 2D",
+            "9S TS JS QC KD AD AC 2C",
+        ],
+        ctx=lead(1),
+    )
+    play_out(d, [(1, "3D 3C"), (2, None), (0, None), (1, "4D 5C 6H 7S 8S"), (2, None)])
+    assert d.to_move == 0 and d.hands[1].bit_count() == 1
+    assert texts(d.legal_moves()) == options("QS QH QD TH TD")
+    free = rigged_deal(
+        rules.with_options(last_card_duty=LastCardDuty.NONE),
+        ["3H 5H 9H TH QH QS QD TD", "3D 3C 4D 5C 6H 7S 8S 2D", "9S TS JS QC KD AD AC 2C"],
+        ctx=lead(1),
+    )
+    play_out(free, [(1, "3D 3C"), (2, None), (0, None), (1, "4D 5C 6H 7S 8S"), (2, None)])
+    assert texts(free.legal_moves()) == options("QS QH QD TH TD", "3H 5H 9H TH QH", "")
+
+
+def test_highest_hand_passes_when_nothing_beats() -> None:
+    """'if they can play anything': with no pair above the table, the pass stays."""
+    rules = small(STD, 5, last_card_duty=LastCardDuty.HIGHEST_HAND, players=3)
+    d = rigged_deal(rules, ["AS KS 6S 7D 8C", "4D 4C 5D 5C 9H", "8D 3C 3S 3H JH"], ctx=lead(1))
+    play_out(d, [(1, "4D 4C"), (2, None), (0, None), (1, "5D 5C"), (2, None)])
+    assert d.to_move == 0 and texts(d.legal_moves()) == options("")
+
+
+def test_house_003_plays_the_highest_hand_duty() -> None:
+    assert find_ruleset("house-003").last_card_duty is LastCardDuty.HIGHEST_HAND
+
+
 # --- forbidden last plays ----------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("restriction", "last", "allowed", "src"),
