@@ -457,6 +457,26 @@ def parse_target(url: str) -> Target:
     Raises :class:`BadUrlError`.  Does no DNS and does not look at address policy;
     see :func:`check_url` for that.
     """
+    scheme, authority, tail, query = _split_url(url)
+    host, literal, port_text = _parse_authority(authority)
+    port = _parse_port(port_text, scheme)
+    # Paths may legitimately contain escapes; only reject malformed ones.
+    if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
+        raise BadUrlError("malformed percent-escape in path")
+    if "%" in query and re.search(r"%(?![0-9a-fA-F]{2})", query):
+        raise BadUrlError("malformed percent-escape in query")
+    return Target(
+        scheme=scheme,
+        host=host,
+        port=port,
+        literal=literal,
+        base_path=tail.rstrip("/"),
+        query=query,
+    )
+
+
+def _split_url(url: str) -> tuple[str, str, str, str]:
+    """(scheme, authority, path, query) of an ``http(s)://`` URL without a fragment."""
     if not isinstance(url, str) or _FORBIDDEN_URL_CHARS.search(url):
         raise BadUrlError("URL contains whitespace, control characters or backslashes")
     scheme, sep, rest = url.partition("://")
@@ -474,47 +494,44 @@ def parse_target(url: str) -> Target:
     tail, _, query = tail.partition("?")
     if "@" in authority:
         raise BadUrlError("userinfo (user@host) is not allowed in bot URLs")
-    literal: IPAddress | None
+    return scheme, authority, tail, query
+
+
+def _parse_authority(authority: str) -> tuple[str, IPAddress | None, str | None]:
+    """(canonical host, the IP literal if it is one, port text or None) of ``host[:port]``."""
     if authority.startswith("["):
-        close = authority.find("]")
-        if close == -1:
-            raise BadUrlError("unterminated IPv6 literal")
-        inner, after = authority[1:close], authority[close + 1 :]
-        if "%" in inner:
-            raise BadUrlError("IPv6 zone identifiers are not allowed")
-        try:
-            v6 = ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise BadUrlError(f"invalid IPv6 literal {inner!r}") from None
-        host, literal = v6.compressed, v6
-        if after and not after.startswith(":"):
-            raise BadUrlError("garbage after IPv6 literal")
-        port_text = after[1:] if after else None
-    else:
-        host_text, colon, port_part = authority.partition(":")
-        if ":" in port_part:
-            raise BadUrlError("IPv6 literals must be in brackets")
-        host, literal = _parse_host(host_text)
-        port_text = port_part if colon else None
+        return _parse_bracketed(authority)
+    host_text, colon, port_part = authority.partition(":")
+    if ":" in port_part:
+        raise BadUrlError("IPv6 literals must be in brackets")
+    host, literal = _parse_host(host_text)
+    return host, literal, port_part if colon else None
+
+
+def _parse_bracketed(authority: str) -> tuple[str, IPAddress | None, str | None]:
+    """``[IPv6]`` or ``[IPv6]:port``: no zone identifier, nothing else after the bracket."""
+    close = authority.find("]")
+    if close == -1:
+        raise BadUrlError("unterminated IPv6 literal")
+    inner, after = authority[1:close], authority[close + 1 :]
+    if "%" in inner:
+        raise BadUrlError("IPv6 zone identifiers are not allowed")
+    try:
+        v6 = ipaddress.IPv6Address(inner)
+    except ValueError:
+        raise BadUrlError(f"invalid IPv6 literal {inner!r}") from None
+    if after and not after.startswith(":"):
+        raise BadUrlError("garbage after IPv6 literal")
+    return v6.compressed, v6, after[1:] if after else None
+
+
+def _parse_port(port_text: str | None, scheme: str) -> int:
+    """The port given (1-65535, plain decimal digits), or the scheme's default."""
     if port_text is None or port_text == "":
-        port = _DEFAULT_PORTS[scheme]
-    else:
-        if not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 < int(port_text) <= 65535:
-            raise BadUrlError(f"invalid port {port_text!r}")
-        port = int(port_text)
-    # Paths may legitimately contain escapes; only reject malformed ones.
-    if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
-        raise BadUrlError("malformed percent-escape in path")
-    if "%" in query and re.search(r"%(?![0-9a-fA-F]{2})", query):
-        raise BadUrlError("malformed percent-escape in query")
-    return Target(
-        scheme=scheme,
-        host=host,
-        port=port,
-        literal=literal,
-        base_path=tail.rstrip("/"),
-        query=query,
-    )
+        return _DEFAULT_PORTS[scheme]
+    if not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 < int(port_text) <= 65535:
+        raise BadUrlError(f"invalid port {port_text!r}")
+    return int(port_text)
 
 
 def check_url(url: str, policy: NetPolicy) -> Target:
