@@ -21,8 +21,12 @@ Guarantees
   job has returned its events are in Redis, as before.
 * **Never stops a match:** a Redis error drops that batch and stops the broadcast of every
   stream in it for good (logged once per batch), exactly as a failed publish did before; the
-  matches play on.  A sender that cannot keep up (more than ``MAX_PENDING`` events waiting)
-  stops the streams that overflow it the same way, so memory stays bounded.
+  matches play on.  A sender that cannot keep up (``MAX_PENDING`` events waiting) stops a
+  stream the same way, so memory stays bounded.
+* **The stream that floods is the one stopped:** when the outbox is full, the stream with
+  the most events waiting loses them and its broadcast, not the stream whose event happened
+  to come next.  The fastest match (a table of forfeited seats plays its turns at the
+  engine's speed) cannot make the broadcast of a slower one stop.
 
 One outbox per process and Redis client (:func:`outbox_for`); a forked process (RQ's work
 horse) starts its own sender, since threads do not survive a fork.
@@ -60,6 +64,8 @@ class Outbox:
         self.redis, self.interval_s = redis, interval_s
         self._cond = threading.Condition()
         self._pending: list[Event] = []
+        self._waiting: dict[str, int] = {}
+        """How many of the pending events each stream has."""
         self._queued = 0
         """Sequence number of the newest event queued."""
         self._done = 0
@@ -73,17 +79,25 @@ class Outbox:
         with self._cond:
             if event.key in self.broken:
                 return False
-            if len(self._pending) >= MAX_PENDING:
-                self.broken.add(event.key)
-                log.warning("%s: live events stop (%d events wait to be sent)", event.key,
-                            len(self._pending))
+            if len(self._pending) >= MAX_PENDING and self._stop_the_flood() == event.key:
                 return False
             self._start()
             if not self._pending:  # the first of a batch wakes an idle sender
                 self._cond.notify_all()
             self._pending.append(event)
+            self._waiting[event.key] = self._waiting.get(event.key, 0) + 1
             self._queued += 1
             return True
+
+    def _stop_the_flood(self) -> str:
+        """Stop the stream with the most events waiting and drop them (the outbox is full;
+        called with the lock held); returns its key."""
+        key = max(self._waiting, key=self._waiting.__getitem__)
+        self.broken.add(key)
+        log.warning("%s: live events stop (%d of the %d events waiting to be sent are its)",
+                    key, self._waiting.pop(key), len(self._pending))
+        self._pending = [e for e in self._pending if e.key != key]
+        return key
 
     def flush(self, timeout_s: float = 10.0) -> bool:
         """Wait until everything queued so far is sent or dropped (False: timed out)."""
@@ -112,6 +126,7 @@ class Outbox:
                 if not self._hurry:  # let the batch gather for one interval
                     self._cond.wait_for(lambda: self._hurry, self.interval_s)
                 batch, self._pending, self._hurry = self._pending, [], False
+                self._waiting = {}
                 upto = self._queued
             if batch:
                 try:

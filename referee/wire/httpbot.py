@@ -400,9 +400,153 @@ def _parse_strict_json(body: bytes) -> tuple[dict[str, Any] | None, Fault | None
     return value, None, ""
 
 
-# --------------------------------------------------------------------------- client
+# --------------------------------------------------------------------------- one exchange
 
 _STALE_ERRORS: Final = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+def _send_on(conn: _Conn, request: _Request, deadline: float, reused: bool) -> None:
+    """Tell h11 what is sent and send it; a reused connection that fails here is stale."""
+    machine, sock = conn.h11, conn.sock
+    machine.send(request.event)
+    machine.send(h11.EndOfMessage())
+    view = memoryview(request.wire)
+    try:
+        while view:
+            sent = _bounded(sock, deadline, sock.send, view)
+            view = view[sent:]
+    except _STALE_ERRORS:
+        if reused:
+            raise _StaleError from None
+        raise
+
+
+class _Answer:
+    """One answer while h11 parses it: what has come so far, and what each turn of it means.
+
+    A non-2xx status (``error``) is the verdict as soon as its head is in: the first
+    ``error_body_max`` bytes of its body are read for the owner's view, and whatever happens
+    after the head (a stall, a reset, garbage, the deadline) still ends as that status.
+    Methods that end the exchange raise, or return the exception to raise.
+    """
+
+    __slots__ = (
+        "chunks", "eof", "error", "error_body_max", "got_bytes", "informational", "max_body",
+        "received", "status", "total", "wire_limit",
+    )
+
+    def __init__(self, max_body: int, error_body_max: int) -> None:
+        self.max_body = max_body
+        self.error_body_max = error_body_max
+        # Framing overhead (chunk headers and extensions, trailers, 1xx) escapes the body
+        # cap, so the whole answer is capped too: generous for any sane framing.
+        self.wire_limit = 8 * max_body + 10 * _MAX_HEAD_BYTES
+        self.status: int | None = None
+        self.error: int | None = None  # a non-2xx status: the first bytes of its body are read
+        self.got_bytes = False
+        self.eof = False
+        self.chunks: list[bytes] = []
+        self.total = 0
+        self.informational = 0
+        self.received = 0
+
+    def status_fault(self) -> _CallFaultError:
+        """The ``HTTP_STATUS`` fault of a non-2xx answer, with its body's first bytes."""
+        assert self.error is not None
+        body = b"".join(self.chunks)[: self.error_body_max]
+        return _CallFaultError(Fault.HTTP_STATUS, f"HTTP {self.error}", self.error, body)
+
+    def malformed(self, exc: h11.RemoteProtocolError, reused: bool) -> Exception:
+        """What h11's refusal of the bytes means, given what came before it."""
+        if self.error is not None:  # the status said it all: keep what came of the body
+            return self.status_fault()
+        if not self.eof:
+            return _CallFaultError(Fault.PROTOCOL, f"malformed HTTP: {exc}", self.status)
+        if reused and not self.got_bytes:
+            return _StaleError()
+        return _CallFaultError(
+            Fault.CONNECTION, "connection closed before the answer was complete", self.status
+        )
+
+    def receive(self, sock: socket.socket, deadline: float, reused: bool) -> bytes:
+        """The next bytes from the bot (``b""``: end of file), counted against the caps."""
+        try:
+            data = _bounded(sock, deadline, sock.recv, _RECV_SIZE)
+        except _CallFaultError:
+            # The status was in before the deadline: it is the verdict, with what came of
+            # its body (a body that stalls is no reason to call it a timeout).
+            if self.error is not None:
+                raise self.status_fault() from None
+            raise
+        except _STALE_ERRORS:
+            if reused and not self.got_bytes:
+                raise _StaleError from None
+            if self.error is not None:
+                raise self.status_fault() from None
+            raise
+        if data:
+            self.got_bytes = True
+            self.received += len(data)
+            if self.received > self.wire_limit:
+                raise _CallFaultError(
+                    Fault.BODY_TOO_LARGE,
+                    f"answer exceeds {self.wire_limit} bytes on the wire",
+                    self.status,
+                )
+        else:
+            self.eof = True
+        return data
+
+    def body_data(self, data: bytes | bytearray | memoryview) -> None:
+        """A piece of the body: kept within the body cap (of a non-2xx, as much as is shown)."""
+        if self.error is not None:
+            self.chunks.append(bytes(data))
+            self.total += len(data)
+            if self.total >= self.error_body_max:  # enough to show: the rest is not read
+                raise self.status_fault()
+            return
+        self.total += len(data)
+        if self.total > self.max_body:
+            raise _CallFaultError(
+                Fault.BODY_TOO_LARGE, f"body exceeds {self.max_body} bytes", self.status
+            )
+        self.chunks.append(bytes(data))
+
+    def head(self, status: int) -> None:
+        """The final response's head (already checked by ``BotClient._check_head``)."""
+        self.status = status
+        if not 200 <= status < 300:
+            self.error = status
+            if not self.error_body_max:
+                raise self.status_fault()
+
+    def interim(self, status: int) -> None:
+        """A 1xx before the final answer: at most :data:`MAX_INFORMATIONAL`, never 101."""
+        if status == 101:
+            raise _CallFaultError(Fault.PROTOCOL, "unasked-for 101 Switching Protocols")
+        self.informational += 1
+        if self.informational > MAX_INFORMATIONAL:
+            raise _CallFaultError(Fault.PROTOCOL, f"more than {MAX_INFORMATIONAL} 1xx responses")
+
+    def complete(self, machine: h11.Connection) -> tuple[int, bytes, bool]:
+        """The whole answer is in: (status, body, connection reusable)."""
+        assert self.status is not None
+        if self.error is not None:
+            raise self.status_fault()
+        # A body read to EOF leaves h11 in DONE, but the connection is gone.
+        reusable = (
+            not self.eof and machine.our_state is h11.DONE and machine.their_state is h11.DONE
+        )
+        return self.status, b"".join(self.chunks), reusable
+
+    def closed(self) -> _CallFaultError:
+        """The connection closed before the end of the message."""
+        if self.error is not None:
+            return self.status_fault()
+        return _CallFaultError(Fault.CONNECTION, "connection closed", self.status)
+
+
+# --------------------------------------------------------------------------- client
 
 
 class BotClient:
@@ -715,118 +859,38 @@ class BotClient:
     def _exchange_on(
         self, conn: _Conn, request: _Request, deadline: float, reused: bool
     ) -> tuple[int, bytes, bool]:
-        """Send the request and read the answer: (status, body, connection reusable)."""
-        machine, sock = conn.h11, conn.sock
-        machine.send(request.event)
-        machine.send(h11.EndOfMessage())
-        view = memoryview(request.wire)
-        try:
-            while view:
-                sent = _bounded(sock, deadline, sock.send, view)
-                view = view[sent:]
-        except _STALE_ERRORS:
-            if reused:
-                raise _StaleError from None
-            raise
-        status: int | None = None
-        error: int | None = None  # a non-2xx status: the first bytes of its body are read
-        got_bytes = False
-        eof = False
-        chunks: list[bytes] = []
-        total = 0
-        informational = 0
-        limit = self.max_body
-        # Framing overhead (chunk headers and extensions, trailers, 1xx) escapes the body
-        # cap, so the whole answer is capped too: generous for any sane framing.
-        wire_limit = 8 * limit + 10 * _MAX_HEAD_BYTES
-        received = 0
+        """Send the request and read the answer: (status, body, connection reusable).
+
+        h11 turns the bytes into events; :class:`_Answer` keeps what has come so far and
+        decides what each event and each failure means (a non-2xx status whose head is in is
+        the verdict, whatever happens to its body after it).
+        """
+        _send_on(conn, request, deadline, reused)
+        machine = conn.h11
+        answer = _Answer(self.max_body, self.error_body_max)
         while True:
             try:
                 event = machine.next_event()
             except h11.RemoteProtocolError as exc:
-                if error is not None:  # the status said it all: keep what came of the body
-                    raise self._status_fault(error, chunks) from None
-                if not eof:
-                    detail = f"malformed HTTP: {exc}"
-                    raise _CallFaultError(Fault.PROTOCOL, detail, status) from None
-                if reused and not got_bytes:
-                    raise _StaleError from None
-                raise _CallFaultError(
-                    Fault.CONNECTION, "connection closed before the answer was complete", status
-                ) from None
+                raise answer.malformed(exc, reused) from None
             if event is h11.NEED_DATA:
-                try:
-                    data = _bounded(sock, deadline, sock.recv, _RECV_SIZE)
-                except _CallFaultError:
-                    # The status was in before the deadline: it is the verdict, with what
-                    # came of its body (a body that stalls is no reason to call it a timeout).
-                    if error is not None:
-                        raise self._status_fault(error, chunks) from None
-                    raise
-                except _STALE_ERRORS:
-                    if reused and not got_bytes:
-                        raise _StaleError from None
-                    if error is not None:
-                        raise self._status_fault(error, chunks) from None
-                    raise
-                if data:
-                    got_bytes = True
-                    received += len(data)
-                    if received > wire_limit:
-                        raise _CallFaultError(
-                            Fault.BODY_TOO_LARGE,
-                            f"answer exceeds {wire_limit} bytes on the wire",
-                            status,
-                        )
-                else:
-                    eof = True
-                machine.receive_data(data)
+                machine.receive_data(answer.receive(conn.sock, deadline, reused))
                 continue
             kind = type(event)
             if kind is h11.Data:
                 assert isinstance(event, h11.Data)
-                if error is not None:
-                    chunks.append(bytes(event.data))
-                    total += len(event.data)
-                    if total >= self.error_body_max:  # enough to show: the rest is not read
-                        raise self._status_fault(error, chunks)
-                    continue
-                total += len(event.data)
-                if total > limit:
-                    raise _CallFaultError(
-                        Fault.BODY_TOO_LARGE, f"body exceeds {limit} bytes", status
-                    )
-                chunks.append(bytes(event.data))
+                answer.body_data(event.data)
             elif kind is h11.Response:
                 assert isinstance(event, h11.Response)
-                status = event.status_code
                 self._check_head(event)
-                if not 200 <= status < 300:
-                    error = status
-                    if not self.error_body_max:
-                        raise self._status_fault(error, chunks)
+                answer.head(event.status_code)
             elif kind is h11.EndOfMessage:
-                assert status is not None
-                if error is not None:
-                    raise self._status_fault(error, chunks)
-                # A body read to EOF leaves h11 in DONE, but the connection is gone.
-                reusable = (
-                    not eof and machine.our_state is h11.DONE and machine.their_state is h11.DONE
-                )
-                return status, b"".join(chunks), reusable
+                return answer.complete(machine)
             elif kind is h11.InformationalResponse:
                 assert isinstance(event, h11.InformationalResponse)
-                if event.status_code == 101:
-                    raise _CallFaultError(Fault.PROTOCOL, "unasked-for 101 Switching Protocols")
-                informational += 1
-                if informational > MAX_INFORMATIONAL:
-                    raise _CallFaultError(
-                        Fault.PROTOCOL, f"more than {MAX_INFORMATIONAL} 1xx responses"
-                    )
+                answer.interim(event.status_code)
             else:  # ConnectionClosed before the end of the message; h11 raises for that
-                if error is not None:
-                    raise self._status_fault(error, chunks)
-                raise _CallFaultError(Fault.CONNECTION, "connection closed", status)
+                raise answer.closed()
 
     def _check_head(self, response: h11.Response) -> None:
         status = response.status_code
@@ -849,11 +913,6 @@ class BotClient:
                     status,
                 )
 
-
-    def _status_fault(self, status: int, chunks: list[bytes]) -> _CallFaultError:
-        """The ``HTTP_STATUS`` fault of a non-2xx answer, with its body's first bytes."""
-        body = b"".join(chunks)[: self.error_body_max]
-        return _CallFaultError(Fault.HTTP_STATUS, f"HTTP {status}", status, body)
 
 
 def _classify(exc: BaseException) -> tuple[Fault, str]:

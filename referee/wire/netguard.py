@@ -66,6 +66,7 @@ from typing import Final
 
 __all__ = [
     "DEFAULT_POLICY",
+    "STUCK_RETRY_S",
     "AddressCategory",
     "AddressRefusedError",
     "BadUrlError",
@@ -82,6 +83,7 @@ __all__ = [
     "classify_address",
     "parse_target",
     "resolve_checked",
+    "running_lookups",
     "system_resolver",
 ]
 
@@ -455,6 +457,26 @@ def parse_target(url: str) -> Target:
     Raises :class:`BadUrlError`.  Does no DNS and does not look at address policy;
     see :func:`check_url` for that.
     """
+    scheme, authority, tail, query = _split_url(url)
+    host, literal, port_text = _parse_authority(authority)
+    port = _parse_port(port_text, scheme)
+    # Paths may legitimately contain escapes; only reject malformed ones.
+    if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
+        raise BadUrlError("malformed percent-escape in path")
+    if "%" in query and re.search(r"%(?![0-9a-fA-F]{2})", query):
+        raise BadUrlError("malformed percent-escape in query")
+    return Target(
+        scheme=scheme,
+        host=host,
+        port=port,
+        literal=literal,
+        base_path=tail.rstrip("/"),
+        query=query,
+    )
+
+
+def _split_url(url: str) -> tuple[str, str, str, str]:
+    """(scheme, authority, path, query) of an ``http(s)://`` URL without a fragment."""
     if not isinstance(url, str) or _FORBIDDEN_URL_CHARS.search(url):
         raise BadUrlError("URL contains whitespace, control characters or backslashes")
     scheme, sep, rest = url.partition("://")
@@ -472,47 +494,44 @@ def parse_target(url: str) -> Target:
     tail, _, query = tail.partition("?")
     if "@" in authority:
         raise BadUrlError("userinfo (user@host) is not allowed in bot URLs")
-    literal: IPAddress | None
+    return scheme, authority, tail, query
+
+
+def _parse_authority(authority: str) -> tuple[str, IPAddress | None, str | None]:
+    """(canonical host, the IP literal if it is one, port text or None) of ``host[:port]``."""
     if authority.startswith("["):
-        close = authority.find("]")
-        if close == -1:
-            raise BadUrlError("unterminated IPv6 literal")
-        inner, after = authority[1:close], authority[close + 1 :]
-        if "%" in inner:
-            raise BadUrlError("IPv6 zone identifiers are not allowed")
-        try:
-            v6 = ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise BadUrlError(f"invalid IPv6 literal {inner!r}") from None
-        host, literal = v6.compressed, v6
-        if after and not after.startswith(":"):
-            raise BadUrlError("garbage after IPv6 literal")
-        port_text = after[1:] if after else None
-    else:
-        host_text, colon, port_part = authority.partition(":")
-        if ":" in port_part:
-            raise BadUrlError("IPv6 literals must be in brackets")
-        host, literal = _parse_host(host_text)
-        port_text = port_part if colon else None
+        return _parse_bracketed(authority)
+    host_text, colon, port_part = authority.partition(":")
+    if ":" in port_part:
+        raise BadUrlError("IPv6 literals must be in brackets")
+    host, literal = _parse_host(host_text)
+    return host, literal, port_part if colon else None
+
+
+def _parse_bracketed(authority: str) -> tuple[str, IPAddress | None, str | None]:
+    """``[IPv6]`` or ``[IPv6]:port``: no zone identifier, nothing else after the bracket."""
+    close = authority.find("]")
+    if close == -1:
+        raise BadUrlError("unterminated IPv6 literal")
+    inner, after = authority[1:close], authority[close + 1 :]
+    if "%" in inner:
+        raise BadUrlError("IPv6 zone identifiers are not allowed")
+    try:
+        v6 = ipaddress.IPv6Address(inner)
+    except ValueError:
+        raise BadUrlError(f"invalid IPv6 literal {inner!r}") from None
+    if after and not after.startswith(":"):
+        raise BadUrlError("garbage after IPv6 literal")
+    return v6.compressed, v6, after[1:] if after else None
+
+
+def _parse_port(port_text: str | None, scheme: str) -> int:
+    """The port given (1-65535, plain decimal digits), or the scheme's default."""
     if port_text is None or port_text == "":
-        port = _DEFAULT_PORTS[scheme]
-    else:
-        if not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 < int(port_text) <= 65535:
-            raise BadUrlError(f"invalid port {port_text!r}")
-        port = int(port_text)
-    # Paths may legitimately contain escapes; only reject malformed ones.
-    if "%" in tail and re.search(r"%(?![0-9a-fA-F]{2})", tail):
-        raise BadUrlError("malformed percent-escape in path")
-    if "%" in query and re.search(r"%(?![0-9a-fA-F]{2})", query):
-        raise BadUrlError("malformed percent-escape in query")
-    return Target(
-        scheme=scheme,
-        host=host,
-        port=port,
-        literal=literal,
-        base_path=tail.rstrip("/"),
-        query=query,
-    )
+        return _DEFAULT_PORTS[scheme]
+    if not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 < int(port_text) <= 65535:
+        raise BadUrlError(f"invalid port {port_text!r}")
+    return int(port_text)
 
 
 def check_url(url: str, policy: NetPolicy) -> Target:
@@ -556,74 +575,157 @@ def system_resolver(host: str) -> list[str]:
     return list(seen)
 
 
-# Lookups run on daemon threads so that a hung resolver can neither block the
-# caller past its deadline nor hold up interpreter exit (ThreadPoolExecutor
-# workers are joined at exit).  The semaphore caps how many lookups may be stuck
-# at once; waiting for a slot counts against the same deadline.
-_MAX_PENDING_LOOKUPS: Final = 32
-_lookup_slots = threading.BoundedSemaphore(_MAX_PENDING_LOOKUPS)
+# --------------------------------------------------------------------------- lookups, name by name
+
+STUCK_RETRY_S: Final = 5.0
+"""How long a name whose lookup outlived a call's deadline and then failed is answered with
+:class:`ResolveTimeoutError` at once, without asking its name server again (a short negative
+cache: a name server that just let a lookup hang for seconds is not asked again at once)."""
+
+_LookupKey = tuple[Resolver, str]
+
+
+class _Lookup:
+    """One lookup of one name on its own daemon thread; every caller of that name waits on it."""
+
+    __slots__ = ("done", "error", "result", "started", "stuck")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: list[str] = []
+        self.error: BaseException | None = None
+        self.started = time.monotonic()
+        self.stuck = False
+        """A caller gave up waiting for it: it has outlived a call's deadline."""
+
+
+class _Lookups:
+    """The DNS lookups of one process: at most one at a time per name (and resolver).
+
+    ``getaddrinfo`` cannot be interrupted, so a lookup whose name server never answers keeps
+    its thread until the system resolver gives up (10-30 s with the usual ``resolv.conf``),
+    long after the call that started it timed out.  Lookups run on daemon threads so that a
+    hung one can neither hold its caller past the deadline nor hold up interpreter exit.
+
+    What a hung lookup keeps is its own name's entry, nothing shared: there is no process-wide
+    pool of lookup slots, so the names of other bots always get a lookup of their own, however
+    many names hang (a pool of 32 slots held by 32 hanging names used to make every other
+    bot's calls in the process time out, charged to those bots).  The number of lookup threads
+    is bounded by the names being looked up, one each: a call for a name whose lookup is
+    already running waits for that one (within its own deadline), and once that lookup has
+    outlived a caller's deadline (it is *stuck*), further calls for the name fail at once with
+    :class:`ResolveTimeoutError`, charged to the bot whose name it is, without starting another;
+    a stuck lookup that ends in failure keeps the name refused that way for
+    :data:`STUCK_RETRY_S`.  A stuck lookup that finally succeeds lifts the refusal: the next
+    call asks again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[_LookupKey, _Lookup] = {}
+        self._refused_until: dict[_LookupKey, float] = {}
+
+    def resolve(self, resolver: Resolver, host: str, timeout: float) -> list[str]:
+        """The resolver's answers for ``host``, waiting at most ``timeout`` seconds."""
+        end = time.monotonic() + timeout
+        if timeout <= 0:
+            raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
+        key = (resolver, host)
+        with self._lock:
+            box = self._running.get(key)
+            fresh = box is None
+            if box is None:
+                self._refuse_if_recently_stuck(key, host)
+                box = self._running[key] = _Lookup()
+            elif box.stuck:
+                waited = time.monotonic() - box.started
+                raise ResolveTimeoutError(
+                    f"an earlier lookup of {host!r} is still unanswered after {waited:.1f}s"
+                )
+        if fresh:
+            self._start(resolver, host, key, box)
+        if not box.done.wait(max(0.0, end - time.monotonic())):
+            with self._lock:
+                if not box.done.is_set():
+                    box.stuck = True
+                    raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
+        if box.error is not None:
+            if isinstance(box.error, GuardError):
+                raise box.error
+            raise ResolveFailedError(f"cannot resolve {host!r}: {box.error}")
+        return list(box.result)
+
+    def _refuse_if_recently_stuck(self, key: _LookupKey, host: str) -> None:
+        until = self._refused_until.get(key)
+        if until is None:
+            return
+        left = until - time.monotonic()
+        if left <= 0:
+            del self._refused_until[key]
+            return
+        raise ResolveTimeoutError(
+            f"{host!r} did not resolve in time; its name server is not asked again for {left:.1f}s"
+        )
+
+    def _start(self, resolver: Resolver, host: str, key: _LookupKey, box: _Lookup) -> None:
+        try:
+            threading.Thread(
+                target=self._run, args=(resolver, host, key, box), name="bigtwo-dns", daemon=True
+            ).start()
+        except BaseException:
+            # The thread may or may not be running (an exception raised by a signal handler
+            # can land inside start()); either way the name must not stay taken for good.
+            self._finish(key, box)
+            raise
+
+    def _run(self, resolver: Resolver, host: str, key: _LookupKey, box: _Lookup) -> None:
+        try:
+            box.result = [str(a) for a in resolver(host)]
+        except BaseException as exc:  # reported to the callers still waiting, if any
+            box.error = exc
+        finally:
+            self._finish(key, box)
+
+    def _finish(self, key: _LookupKey, box: _Lookup) -> None:
+        with self._lock:
+            if self._running.get(key) is box:
+                del self._running[key]
+            if box.stuck and box.error is not None:
+                now = time.monotonic()
+                if len(self._refused_until) >= 1024:  # drop the expired ones
+                    self._refused_until = {
+                        k: t for k, t in self._refused_until.items() if t > now
+                    }
+                self._refused_until[key] = now + STUCK_RETRY_S
+            else:
+                self._refused_until.pop(key, None)
+            box.done.set()
+
+    def running(self) -> int:
+        """How many lookups are running now (stuck ones included): one per name at most."""
+        with self._lock:
+            return len(self._running)
+
+
+_lookups = _Lookups()
 
 
 def _reset_after_fork() -> None:
-    # Lookup threads do not survive fork(); slots they held would be lost for good.
-    global _lookup_slots
-    _lookup_slots = threading.BoundedSemaphore(_MAX_PENDING_LOOKUPS)
+    # Lookup threads do not survive fork(): their names would stay taken for good.
+    global _lookups
+    _lookups = _Lookups()
 
 
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-class _Lookup:
-    __slots__ = ("_held", "_lock", "done", "error", "result", "slots")
-
-    def __init__(self, slots: threading.BoundedSemaphore) -> None:
-        self.done = threading.Event()
-        self.result: list[str] = []
-        self.error: BaseException | None = None
-        self.slots = slots
-        self._held = True
-        self._lock = threading.Lock()
-
-    def release_slot(self) -> None:
-        """Give the lookup slot back, once, whoever gets here first."""
-        with self._lock:
-            held, self._held = self._held, False
-        if held:
-            self.slots.release()
-
-
-def _run_lookup(resolver: Resolver, host: str, box: _Lookup) -> None:
-    try:
-        box.result = [str(a) for a in resolver(host)]
-    except BaseException as exc:  # reported to the waiting caller, if still there
-        box.error = exc
-    finally:
-        box.release_slot()
-        box.done.set()
-
-
 def _bounded_lookup(resolver: Resolver, host: str, timeout: float) -> list[str]:
-    end = time.monotonic() + timeout
-    slots = _lookup_slots
-    if timeout <= 0 or not slots.acquire(timeout=timeout):
-        raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
-    box = _Lookup(slots)
-    try:
-        threading.Thread(
-            target=_run_lookup, args=(resolver, host, box), name="bigtwo-dns", daemon=True
-        ).start()
-    except BaseException:
-        # The thread may or may not be running (an exception raised by a signal handler
-        # can land inside start()); the slot is released once either way.
-        box.release_slot()
-        raise
-    if not box.done.wait(max(0.0, end - time.monotonic())):
-        raise ResolveTimeoutError(f"resolving {host!r} exceeded the deadline")
-    if box.error is not None:
-        if isinstance(box.error, GuardError):
-            raise box.error
-        raise ResolveFailedError(f"cannot resolve {host!r}: {box.error}")
-    return box.result
+    return _lookups.resolve(resolver, host, timeout)
+
+
+def running_lookups() -> int:
+    """How many DNS lookups this process is running (stuck ones included), for operators."""
+    return _lookups.running()
 
 
 def resolve_checked(

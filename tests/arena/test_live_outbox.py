@@ -88,12 +88,31 @@ def test_a_sender_that_cannot_keep_up_stops_streams_instead_of_growing(
         redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(outbox_module, "MAX_PENDING", 5)
     box = Outbox(redis, interval_s=3600)
-    first, second = keyed(2)
-    assert all(box.put(event(first, str(i))) for i in range(5))
-    assert not box.put(event(second, "1"))
-    assert box.broken == {second}
-    assert box.flush() and redis.xlen(first) == 5
-    redis.delete(first)
+    (only,) = keyed(1)
+    assert all(box.put(event(only, str(i))) for i in range(5))
+    assert not box.put(event(only, "5"))  # the stream that fills the outbox is the one stopped
+    assert box.broken == {only}
+    assert not box.put(event(only, "6"))  # for good
+    assert box.flush() and redis.xlen(only) == 0
+    assert len(box._pending) == 0
+
+
+def test_the_stream_that_floods_is_stopped_not_the_one_whose_event_comes_next(
+        redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A table of forfeited seats plays its turns at the engine's speed: its events must not
+    # stop the broadcast of a slower match that publishes while the outbox is full.
+    monkeypatch.setattr(outbox_module, "MAX_PENDING", 10)
+    box = Outbox(redis, interval_s=3600)  # nothing is sent before the flush
+    slow, fast = keyed(2)
+    assert box.put(event(slow, "0")) and box.put(event(slow, "1"))
+    assert all(box.put(event(fast, str(i))) for i in range(8))  # the outbox is full now
+    assert box.put(event(slow, "2"))
+    assert box.broken == {fast}
+    assert not box.put(event(fast, "8"))
+    assert box.put(event(slow, "3")) and box.flush()
+    assert [f[b"d"] for _, f in redis.xrange(slow)] == [b"0", b"1", b"2", b"3"]
+    assert redis.xlen(fast) == 0
+    redis.delete(slow)
 
 
 def test_a_forked_process_sends_its_own_events(redis: Redis) -> None:

@@ -9,15 +9,18 @@ resolvers, so the proofs hold without touching any private or public address.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from referee.wire import netguard
 from referee.wire.httpbot import BotClient, Fault
 from referee.wire.netguard import (
     AddressCategory,
@@ -430,6 +433,150 @@ def test_resolve_checked_is_bounded_by_the_deadline() -> None:
         assert time.monotonic() - t0 < 1.5
     finally:
         release.set()
+
+
+# --------------------------------------------------------------------------- one name's lookups
+
+
+class HangingNameServer:
+    """A resolver whose ``hanging`` names block (on the real lookup thread) until released, and
+    which counts how often each name was asked.  Other names answer ``answer`` at once."""
+
+    def __init__(self, *hanging: str, answer: str = "8.8.8.8",
+                 then: str | None = None) -> None:
+        self.hanging = set(hanging)
+        self.answer = answer
+        self.then = then  # the hanging names' answer once released; None: they fail
+        self.asked: dict[str, int] = {}
+        self.released = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, host: str) -> list[str]:
+        with self._lock:
+            self.asked[host] = self.asked.get(host, 0) + 1
+        if host not in self.hanging:
+            return [self.answer]
+        self.released.wait(60)
+        if self.then is None:
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return [self.then]
+
+
+@pytest.fixture
+def unique() -> str:
+    """A name suffix of the test's own: lookups are remembered per process."""
+    return f"{uuid.uuid4().hex[:10]}.example"
+
+
+def stuck(name: str, dns: HangingNameServer) -> None:
+    """Start a lookup of ``name`` that hangs past its caller's short deadline."""
+    with pytest.raises(ResolveTimeoutError):
+        resolve_checked(name, PUBLIC, timeout=0.05, resolver=dns)
+
+
+def test_a_stuck_name_is_not_asked_again_and_its_calls_fail_at_once(unique: str) -> None:
+    dns = HangingNameServer(f"hang.{unique}")
+    try:
+        stuck(f"hang.{unique}", dns)
+        for _ in range(50):  # however many calls its bot gets, and however long their deadlines
+            with pytest.raises(ResolveTimeoutError, match="still unanswered"):
+                resolve_checked(f"hang.{unique}", PUBLIC, timeout=30, resolver=dns)
+        assert dns.asked == {f"hang.{unique}": 1}
+    finally:
+        dns.released.set()
+
+
+def test_other_names_resolve_however_many_names_hang(unique: str) -> None:
+    # The lookups used to share 32 process-wide slots, and a hung lookup kept its slot long
+    # after its call timed out: 32 hanging names made every other name's lookup time out.
+    names = [f"hang{i}.{unique}" for i in range(100)]
+    dns = HangingNameServer(*names)
+    try:
+        for name in names:
+            with pytest.raises(ResolveTimeoutError):
+                resolve_checked(name, PUBLIC, timeout=0.01, resolver=dns)
+        got = resolve_checked(f"fine.{unique}", PUBLIC, timeout=30, resolver=dns)
+        assert got == [ipaddress.IPv4Address("8.8.8.8")]
+        assert all(dns.asked[name] == 1 for name in names)
+    finally:
+        dns.released.set()
+
+
+def wait_until_settled(name: str, dns: HangingNameServer) -> BaseException | None:
+    """Call until the stuck lookup of ``name`` has ended (the answer is no longer "still
+    unanswered"); return what the last call raised."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            resolve_checked(name, PUBLIC, timeout=5, resolver=dns)
+        except (ResolveTimeoutError, ResolveFailedError) as exc:
+            if "still unanswered" not in str(exc):
+                return exc
+        else:
+            return None
+        time.sleep(0.01)
+    raise AssertionError(f"the lookup of {name} never ended")
+
+
+def test_a_stuck_name_that_failed_is_refused_for_a_while(
+        unique: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(netguard, "STUCK_RETRY_S", 600.0)
+    dns = HangingNameServer(f"hang.{unique}")
+    stuck(f"hang.{unique}", dns)
+    dns.released.set()  # now its lookup fails, as getaddrinfo does when it gives up
+    refused = wait_until_settled(f"hang.{unique}", dns)
+    assert refused is not None and "not asked again" in str(refused)
+    assert dns.asked == {f"hang.{unique}": 1}
+
+
+def test_a_refused_name_is_asked_again_after_the_pause(
+        unique: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(netguard, "STUCK_RETRY_S", 0.0)
+    dns = HangingNameServer(f"hang.{unique}")
+    stuck(f"hang.{unique}", dns)
+    dns.released.set()
+    settled = wait_until_settled(f"hang.{unique}", dns)
+    assert isinstance(settled, ResolveFailedError)  # a new lookup, which failed at once
+    assert dns.asked[f"hang.{unique}"] == 2
+
+
+def test_a_stuck_name_that_answers_late_resolves_on_the_next_call(unique: str) -> None:
+    dns = HangingNameServer(f"slow.{unique}", then="1.1.1.1")
+    stuck(f"slow.{unique}", dns)
+    dns.released.set()
+    assert wait_until_settled(f"slow.{unique}", dns) is None
+    assert resolve_checked(f"slow.{unique}", PUBLIC, timeout=30, resolver=dns) == [
+        ipaddress.IPv4Address("1.1.1.1")]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_looks_up_a_name_stuck_in_its_parent_afresh(unique: str) -> None:
+    # The parent's lookup thread does not exist in the child: the name must not stay taken.
+    dns = HangingNameServer(f"hang.{unique}")
+    try:
+        stuck(f"hang.{unique}", dns)
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: report and leave without running pytest's teardown
+            code = 1
+            try:
+                try:
+                    resolve_checked(f"hang.{unique}", PUBLIC, timeout=0.05, resolver=dns)
+                    said = "resolved"
+                except ResolveTimeoutError as exc:
+                    said = str(exc)
+                os.write(write_end, said.encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            said = pipe.read().decode()
+        _, status = os.waitpid(pid, 0)
+    finally:
+        dns.released.set()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert "exceeded the deadline" in said, said
 
 
 # --------------------------------------------------------------------------- properties
