@@ -23,6 +23,8 @@ COMMANDS = {
     "verify": ("referee.cli.verify", "replay a match log and check every move and score"),
     "request": ("referee.cli.request", "the exact /move body a logged turn's seat was sent"),
     "health": ("referee.cli.health", "the submission health check of one bot URL"),
+    "conformance": ("referee.cli.conformance", "will a bot survive the arena? every check, "
+                    "with what to fix"),
     "protocol-example": ("referee.cli.protocol", "the example /move request in docs/protocol.md"),
 }
 
