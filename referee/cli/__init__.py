@@ -22,7 +22,11 @@ COMMANDS = {
     "play": ("referee.cli.play", "a match between live bot URLs, printing the result table"),
     "verify": ("referee.cli.verify", "replay a match log and check every move and score"),
     "request": ("referee.cli.request", "the exact /move body a logged turn's seat was sent"),
+    "replay": ("referee.cli.replay", "re-send a seat's logged requests to a bot: what "
+               "changed, what would be a strike"),
     "health": ("referee.cli.health", "the submission health check of one bot URL"),
+    "conformance": ("referee.cli.conformance", "will a bot survive the arena? every check, "
+                    "with what to fix"),
     "protocol-example": ("referee.cli.protocol", "the example /move request in docs/protocol.md"),
 }
 
