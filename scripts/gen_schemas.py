@@ -524,6 +524,12 @@ deal_head = {
     "seed": NN,
     "previous_winner": {"type": ["integer", "null"]},
     "previous_loser": {"type": ["integer", "null"]},
+    "previous_order": {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0},
+        "description": "The previous deal's finishing order (empty for the first deal); "
+        "absent from logs written before it was recorded, whose deals were dealt without it.",
+    },
     "hands": hands,
 }
 deal_tail = {

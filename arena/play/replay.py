@@ -12,8 +12,9 @@ from typing import Any
 
 from referee.game.cards import mask_texts, parse_move
 from referee.game.rules import RuleSet
-from referee.game.state import Deal, DealContext
+from referee.game.state import Deal
 from referee.runner.faults import plain_fault
+from referee.runner.log import logged_context
 
 
 def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
@@ -48,8 +49,7 @@ def replay_frames(doc: dict[str, Any], bot_ids: list[int] | None = None,
 def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
     """The viewer's data for one deal of a log (``referee.runner.log.deal_json``): the hands as
     dealt, and every turn with the state after it."""
-    deal = Deal.new(rules, d["seed"], DealContext(d["index"], d["previous_winner"],
-                                                  d["previous_loser"]))
+    deal = Deal.new(rules, d["seed"], logged_context(d))
     start_hands = [mask_texts(h) for h in deal.hands]
     turns = []
     for t in d["turns"]:

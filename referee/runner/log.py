@@ -90,12 +90,25 @@ def deal_json(d: DealRecord) -> dict[str, Any]:
         "seed": d.seed,
         "previous_winner": d.previous_winner,
         "previous_loser": d.previous_loser,
+        "previous_order": list(d.previous_order),
         "hands": [mask_texts(h) for h in d.hands],
         "turns": [turn_json(t) for t in d.turns],
         "outcome": d.outcome.to_json() if d.outcome is not None else None,
         "loser": d.loser,
         "totals": list(d.totals),
     }
+
+
+def logged_context(d: dict[str, Any]) -> DealContext:
+    """The context a logged deal (an entry of ``deals``) was dealt with, as the log states it.
+    For reading a log already verified, or one whose author is the reader (the owner's calls,
+    the replay viewer); :func:`verify` checks the stated context against its own replay."""
+    return DealContext(
+        d["index"],
+        d["previous_winner"],
+        d["previous_loser"],
+        tuple(d.get("previous_order", ())),
+    )
 
 
 def to_document(rec: MatchRecord) -> dict[str, Any]:
@@ -169,7 +182,8 @@ _HEADER_KEYS = (
     "limits",
     "seats",
 )
-_DEAL_KEYS = ("index", "seed", "previous_winner", "previous_loser", "hands")
+_DEAL_KEYS = ("index", "seed", "previous_winner", "previous_loser", "previous_order", "hands")
+"""A deal line's keys; ``previous_order`` is absent from logs written before it was recorded."""
 _DEAL_END_KEYS = ("outcome", "loser", "totals")
 
 
@@ -177,7 +191,7 @@ def to_lines(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The JSON Lines form of a document, one object per line."""
     yield {"type": "header", **{k: doc[k] for k in _HEADER_KEYS}}
     for d in doc["deals"]:
-        yield {"type": "deal", **{k: d[k] for k in _DEAL_KEYS}}
+        yield {"type": "deal", **{k: d[k] for k in _DEAL_KEYS if k in d}}
         for t in d["turns"]:
             yield {"type": "turn", **t}
         if d.get("outcome") is not None:
@@ -355,6 +369,7 @@ class _Replay:
         self.latencies: list[list[float]] = [[] for _ in range(n)]
         winner: int | None = None
         loser: int | None = None
+        self.order: tuple[int, ...] = ()
         deals = doc["deals"]
         turns = 0
         for i in range(planned):
@@ -375,6 +390,19 @@ class _Replay:
             f"turns, {len(self.strikes)} strikes, {len(self.forfeits)} forfeits; "
             f"first: {lead}"
         )
+
+    def logged_order(self, d: dict[str, Any]) -> tuple[int, ...]:
+        """The previous finishing order this deal was dealt with: the replay's, which the log
+        must state, or none for a log written before the order was recorded (its deals were
+        dealt without one, so the president exchange did not happen)."""
+        if "previous_order" not in d:
+            return ()
+        if d["previous_order"] != list(self.order):
+            raise self.bad(
+                f"context says previous finishing order {d['previous_order']!r}, "
+                f"replay has {list(self.order)!r}"
+            )
+        return self.order
 
     def replay_deal(
         self,
@@ -399,7 +427,7 @@ class _Replay:
                 f"context says previous winner/loser {d['previous_winner']!r}/"
                 f"{d['previous_loser']!r}, replay has {winner!r}/{loser!r}"
             )
-        deal = Deal.new(rules, d["seed"], DealContext(i, winner, loser))
+        deal = Deal.new(rules, d["seed"], DealContext(i, winner, loser, self.logged_order(d)))
         hands = d["hands"]
         if len(hands) != len(deal.dealt):
             raise self.bad(f"{len(hands)} hands logged, {len(deal.dealt)} dealt")
@@ -435,6 +463,7 @@ class _Replay:
             self.totals[s] += v
         if out.winner is not None:
             self.wins[out.winner] += 1
+        self.order = out.finish_order
         real_loser = find_loser(deal)
         if d["loser"] != real_loser:
             raise self.bad(f"loser differs: log has {d['loser']!r}, replay has {real_loser!r}")

@@ -174,6 +174,8 @@ class DealRecord:
     previous_loser: int | None
     hands: list[int]
     """The hands as dealt (after any spare card)."""
+    previous_order: tuple[int, ...] = ()
+    """The previous deal's finishing order (the president exchange's places)."""
     turns: list[TurnRecord] = field(default_factory=list)
     outcome: Outcome | None = None
     loser: int | None = None
@@ -431,11 +433,18 @@ class _Match:
                 self._note(seat, "end", reply)
 
     # --- deals -------------------------------------------------------------------------
-    def play_deal(self, index: int, prev_winner: int | None, prev_loser: int | None) -> Deal:
+    def play_deal(
+        self,
+        index: int,
+        prev_winner: int | None,
+        prev_loser: int | None,
+        prev_order: tuple[int, ...] = (),
+    ) -> Deal:
         rec = self.record
         seed = deal_seed(rec.seed, index)
-        deal = Deal.new(self.rules, seed, DealContext(index, prev_winner, prev_loser))
-        drec = DealRecord(index, seed, prev_winner, prev_loser, list(deal.dealt))
+        context = DealContext(index, prev_winner, prev_loser, prev_order)
+        deal = Deal.new(self.rules, seed, context)
+        drec = DealRecord(index, seed, prev_winner, prev_loser, list(deal.dealt), prev_order)
         rec.deals.append(drec)
         view = DealView(deal)  # what every request of this deal shares (see DealView)
         watcher = self.watcher
@@ -536,10 +545,12 @@ class _Match:
         self.start()
         winner: int | None = None
         loser: int | None = None
+        order: tuple[int, ...] = ()
         for i in range(rec.deals_planned):
-            deal = self.play_deal(i, winner, loser)
+            deal = self.play_deal(i, winner, loser, order)
             assert deal.outcome is not None
             winner, loser = deal.outcome.winner, rec.deals[-1].loser
+            order = deal.outcome.finish_order
         rec.standings = standings(
             rec.seats, rec.totals, self.wins, self.strike_count, self.forfeited
         )

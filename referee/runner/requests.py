@@ -19,9 +19,10 @@ from typing import Any
 
 from referee.game.cards import CardError, parse_move
 from referee.game.rules import RuleSet
-from referee.game.state import Deal, DealContext
+from referee.game.state import Deal
 from referee.wire.protocol import move_request
 
+from .log import logged_context
 from .match import FORFEITED
 
 Turn = tuple[int, int]
@@ -55,8 +56,7 @@ def _replay(
         index = d["index"]
         if last_deal is not None and index > last_deal:
             return
-        deal = Deal.new(rules, d["seed"], DealContext(index, d["previous_winner"],
-                                                      d["previous_loser"]))
+        deal = Deal.new(rules, d["seed"], logged_context(d))
         for t in d["turns"]:
             seat = deal.to_move
             if seat != t["seat"] or t["turn"] != len(deal.log):
