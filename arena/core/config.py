@@ -182,8 +182,12 @@ class Defaults:
     """Strikes after which a seat forfeits the match."""
     MATCH_CALL_DEADLINE_MS: int = 5000
     """Deadline of ``GET /``, ``/start`` and ``/end``."""
-    MATCH_TURNS_PER_DEAL_BOUND: int = 200
-    """Upper bound on turns in one deal, used only to derive a job timeout."""
+    MATCH_TURNS_PER_DEAL_BOUND: int = 260
+    """Upper bound on turns in one deal, used only to derive a job timeout.  Why it holds: a
+    card is played at most once (at most 52 plays), three passes in a row end a trick at a
+    four-seat table (at most 3 passes after each play), and the decisions before play (gifts,
+    trades) are at most two a seat: 52 + 3 x 52 + 8 = 216 turns, and 260 leaves room for a
+    house rule the sum misses.  (200 was below it: hong-kong with default moves reaches 199.)"""
     MATCH_JOB_TIMEOUT_MARGIN_S: int = 120
     """Added to the derived worst-case match duration to get the RQ job timeout."""
     MATCH_JOB_RETRIES: int = 2
