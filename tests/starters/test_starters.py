@@ -24,6 +24,7 @@ A missing toolchain skips a starter, saying what to install; where ``CI`` (or
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import http.client
 import json
 import os
@@ -136,7 +137,17 @@ def _build(starter: Starter, out: Path) -> list[str]:
     return ["java", "-jar", str(out / "bigtwo-starter.jar")]
 
 
-_BUILT: dict[str, list[str]] = {}
+BUILD_OUTPUTS = {"node_modules", "dist", "build", "target"}
+
+
+def _source_digest(starter: Starter) -> str:
+    """A digest of the starter's sources: a build is reused only for the same sources."""
+    digest = hashlib.sha256()
+    for path in sorted(starter.path.rglob("*")):
+        relative = path.relative_to(starter.path)
+        if path.is_file() and not BUILD_OUTPUTS & set(relative.parts):
+            digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 @pytest.fixture(params=ALL, ids=[s.language for s in ALL])
@@ -147,11 +158,22 @@ def starter(request: pytest.FixtureRequest) -> Starter:
 
 @pytest.fixture
 def command(starter: Starter, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The command that runs ``starter``, built once per test process."""
+    """The command that runs ``starter``, built once per test session: the test processes of
+    one session (pytest-xdist workers) share the session's temporary root and take turns,
+    so the first builds and the others reuse its build."""
     _check_toolchain(starter)
-    if starter.language not in _BUILT:
-        _BUILT[starter.language] = _build(starter, tmp_path_factory.mktemp(starter.language))
-    return _BUILT[starter.language]
+    shared = tmp_path_factory.getbasetemp().parent / "starters"
+    shared.mkdir(exist_ok=True)
+    out = shared / f"{starter.language}-{_source_digest(starter)}"
+    with (shared / f"{starter.language}.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = out / "command.json"
+        if not done.is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            done.write_text(json.dumps(_build(starter, out)), encoding="utf-8")
+        built: list[str] = json.loads(done.read_text(encoding="utf-8"))
+    return built
 
 
 class RunningBot:
