@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # behind each other on one process and ran alone at the end for minutes.
 TEST_WORKERS ?= 4
 
-.PHONY: demo test lint bench guard golden clean constraints
+.PHONY: demo test lint bench guard golden clean constraints starters
 
 # Installs exactly the versions in constraints.txt (CI and deploy/Dockerfile do the same).
 $(STAMP): pyproject.toml constraints.txt
@@ -31,6 +31,19 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations=20
+
+# The starter bots (starters/): each one built and tested with its own toolchain and its own
+# test command.  A missing toolchain fails here (CI installs them in .ci/run); `make test` runs
+# tests/starters, which builds and plays them for real.
+starters:
+	@command -v node >/dev/null && node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)' \
+	  || { echo "make starters: Node.js 20 or later is needed (starters/javascript)"; exit 1; }
+	@command -v npm >/dev/null || { echo "make starters: npm is needed (starters/javascript)"; exit 1; }
+	@command -v go >/dev/null || { echo "make starters: go is needed: apt-get install golang-go"; exit 1; }
+	@command -v javac >/dev/null || { echo "make starters: a JDK 17 is needed: apt-get install openjdk-17-jdk-headless"; exit 1; }
+	cd starters/javascript && npm ci --no-audit --no-fund && npm test
+	cd starters/go && go vet ./... && go test ./...
+	$(MAKE) -C starters/java test
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py --json
@@ -66,3 +79,4 @@ constraints:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf starters/javascript/node_modules starters/javascript/dist starters/java/build starters/java/target

@@ -1,5 +1,6 @@
 """The API's documentation: the OpenAPI 3.1 document at ``/api/openapi.json``, and the same
-document as a page people read at ``/docs/api`` (:mod:`arena.web.apidocs`)."""
+document as a page people read at ``/docs/api`` (:mod:`arena.web.apidocs`); and "Write a bot" at
+``/docs/starters``: the starter bots, one per language (:mod:`arena.web.starter_bots`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from arena.web.apidocs import page_context
 from arena.web.limits import limited
 from arena.web.openapi import openapi_document, operation, page
+from arena.web.starter_bots import STARTER_BOTS
 
 bp = Blueprint("docs", __name__)
 
@@ -49,3 +51,13 @@ def api_docs() -> str:
     if key not in cache:
         cache[key] = render_template("api_docs.html", **page_context(openapi_document()))
     return cache[key]
+
+
+@bp.get("/docs/starters")
+@limited("pages")
+@page("Write a bot: the starter bots, one per language (Python, TypeScript, Go, Java), where "
+      "each is in the repository, and what to type to run and test it")
+def starters() -> str:
+    """The starter bots as a page: the web process cannot serve the repository's
+    ``starters/`` folder, so the page names each folder and its commands."""
+    return render_template("starters.html", starters=STARTER_BOTS)

@@ -181,6 +181,7 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
                                      "/matches?bot=nobody"],
     "bots.bot_list": lambda d: ["/bots", "/bots?q=BOT-00", "/bots?q=no-such-bot"],
     "docs.api_docs": lambda d: ["/docs/api"],
+    "docs.starters": lambda d: ["/docs/starters"],
     "matches.match_replay": lambda d: [f"/matches/{d.matches[-1]}/replay.json"],
     "tournaments.tournaments": lambda d: ["/tournaments"],
     "tournaments.tournament_new": lambda d: ["/tournaments/new"],

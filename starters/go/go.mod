@@ -1,0 +1,3 @@
+module bigtwo-starter
+
+go 1.19
