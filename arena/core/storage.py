@@ -156,6 +156,21 @@ def session() -> Session:
     return s
 
 
+def end_request_transaction() -> None:
+    """Roll back the current request's transaction, if it has one, before this thread opens a
+    transaction of its own on another connection (``db.begin()``).
+
+    On SQLite every transaction of the app holds the database's one write lock (``BEGIN
+    IMMEDIATE``, see the module docstring), reads included: a second transaction in the same
+    thread would wait ``SQLITE_BUSY_TIMEOUT_S`` on its own request and then fail with
+    "database is locked".  On PostgreSQL nothing waits, but the rule is the same: what the
+    request's session has not committed by then was never going to be (teardown rolls it
+    back), and its objects reload on their next use."""
+    s: Session | None = g.get("db_session")
+    if s is not None and s.in_transaction():
+        s.rollback()
+
+
 def _close_session(exc: BaseException | None) -> None:
     s = g.pop("db_session", None)
     if s is not None:

@@ -62,7 +62,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena.core.models import Base, utcnow
 from arena.core.security import bearer_token
-from arena.core.storage import get_db
+from arena.core.storage import end_request_transaction, get_db
 
 from .errors import ApiError, BodyError, parse_json
 
@@ -174,6 +174,7 @@ def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes) -> Claim | Res
     """Take the key for this request, or say why not (a replay, 409, 422)."""
     cfg = current_app.config
     db = get_db()
+    end_request_transaction()  # nothing of the request may hold a lock meanwhile (SQLite)
     for _ in range(3):  # a concurrent first insert makes us read again
         now = utcnow()
         token = secrets.token_hex(16)
@@ -222,8 +223,10 @@ def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes) -> Claim | Res
 
 
 def _release(claim: Claim) -> None:
-    """The request failed: forget the key so that a retry runs again."""
+    """The request failed: forget the key so that a retry runs again (at once: the request's
+    own transaction ends first, or on SQLite this would wait on its lock)."""
     try:
+        end_request_transaction()
         with get_db().begin() as s:
             s.execute(delete(IdempotencyKey).where(IdempotencyKey.id == claim.row_id,
                                                    IdempotencyKey.claim == claim.token,
@@ -289,7 +292,9 @@ def idempotent(view: F) -> F:
         if not 200 <= resp.status_code < 300:
             _release(claimed)
         elif not claimed.recorded:
-            # The view committed on its own: store the response right after.
+            # The view committed on its own: store the response right after (the view's
+            # session may still hold a transaction, for its reads: end it first).
+            end_request_transaction()
             with get_db().begin() as s:
                 _store(s, claimed, resp)
         return resp

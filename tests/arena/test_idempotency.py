@@ -311,3 +311,57 @@ def test_a_retried_secret_rotation_shows_the_same_secret_and_rotates_once(
     assert again.get_json() == first.get_json()
     with get_db(app).begin() as s:
         assert s.get(Bot, bot_id).signing_generation == first.get_json()["signing_generation"]
+
+
+# --- a request holds no lock after it ends (SQLite: one writer at a time) ----------------------
+#
+# On SQLite every transaction of the app holds the database's one write lock (BEGIN IMMEDIATE).
+# The request's own session still held its transaction when the key was released (after a
+# failure) or stored (after a view that commits on its own), on a second connection of the
+# same thread: it waited SQLITE_BUSY_TIMEOUT_S (30 s) on itself, failed with "database is
+# locked", and the key stayed held for IDEMPOTENCY_IN_PROGRESS_S (120 s).  The assertions are
+# on behaviour: a retry at once runs again (or replays), never "still running".
+
+
+@both_backends
+def test_a_failed_submission_frees_its_key_at_once(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    body = {"name": "taken", "url": sample_bots["random"]}
+    assert client.post("/api/bots", json=body).status_code == 202
+    k = key()
+    for _ in range(2):  # the view read the database, then refused: the retry runs again
+        r = client.post("/api/bots", json=body, headers={"Idempotency-Key": k})
+        assert r.status_code == 409, r.get_json()
+        assert r.get_json()["error"]["code"] == "name_taken"
+    assert count(app, IdempotencyKey) == 0
+
+
+@both_backends
+def test_a_failed_match_creation_frees_its_key_at_once(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    body = {"bots": [*four_bots[:3], 999999]}
+    k = key()
+    for _ in range(2):
+        r = client.post("/api/matches", json=body, headers={**ADMIN_H, "Idempotency-Key": k})
+        assert r.status_code == 404, r.get_json()
+    assert count(app, IdempotencyKey) == 0 and count(app, Match) == 0
+
+
+@both_backends
+def test_a_step_that_commits_on_its_own_stores_its_answer_at_once(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    """An operator step commits inside the service and reads the tournament again in the
+    request's session: its answer is stored right after, and a retry replays it."""
+    r = client.post("/api/tournaments", json={"format": "round_robin", "bots": four_bots},
+                    headers=ADMIN_H)
+    assert r.status_code == 201, r.get_json()
+    tid = r.get_json()["id"]
+    headers = {**ADMIN_H, "Idempotency-Key": key()}
+    first = client.post(f"/api/tournaments/{tid}/cancel", headers=headers)
+    assert first.status_code == 200, first.get_json()
+    again = client.post(f"/api/tournaments/{tid}/cancel", headers=headers)
+    assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json()
