@@ -369,7 +369,8 @@ class Defaults:
     LIVE_MAX_VIEWERS_PER_CHANNEL: int = 5000
     """Open streams of one match or tournament at most (then 503)."""
     LIVE_MAX_VIEWERS_PER_IP: int = 16
-    """Open streams of one client address at most (then 429)."""
+    """Open streams of one client at most (then 429): an IPv4 address, or an IPv6 /64
+    (:func:`arena.core.clients.client_key`, the rule of the rate limits too)."""
     LIVE_MAX_CHANNELS: int = 2000
     """Matches and tournaments watched at once at most (then 503)."""
     LIVE_STREAM_MAX_S: float = 1800.0

@@ -60,6 +60,7 @@ from sqlalchemy import Integer, LargeBinary, String, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from arena.core.clients import client_key
 from arena.core.models import Base, utcnow
 from arena.core.security import bearer_token
 from arena.core.storage import end_request_transaction, get_db
@@ -124,12 +125,10 @@ def _mac(*parts: str | bytes) -> bytes:
 
 def caller() -> str:
     """Whose key it is: a hash of the bearer token, else the client's address."""
-    from .limits import client_address
-
     token = bearer_token()
     if token is not None:
         return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest()
-    return "client:" + client_address()
+    return "client:" + client_key(request.remote_addr)
 
 
 def fingerprint() -> str:

@@ -24,8 +24,9 @@ admin          the operator's API                                               
 The *client* is the address the request came from: the TCP peer, or what the trusted proxy
 put in ``X-Forwarded-For`` when ``TRUSTED_PROXY_HOPS`` says there is one (ProxyFix in
 :func:`arena.create_app`; a client's own ``X-Forwarded-For`` is never believed).  IPv6
-clients count per /64, the block one subscriber usually gets.  The *owner* is a hash of
-the bearer token.
+clients count per /64, the block one subscriber usually gets, and IPv4-mapped IPv6 as IPv4:
+the one rule of :mod:`arena.core.clients`, which every counter of the service follows.  The
+*owner* is a hash of the bearer token.
 
 A refused request gets a JSON 429 with ``Retry-After`` (seconds) and the usual
 ``X-RateLimit-*`` headers.  Counters live in Redis under ``arena:<QUEUE_NAME>:limits``, so
@@ -36,7 +37,6 @@ back to counting in its own memory (the limits still hold, per process).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import logging
 import time
 from collections.abc import Callable
@@ -47,6 +47,7 @@ from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 
+from arena.core import clients
 from arena.core.queue import embedded_dir, get_queue
 from arena.core.security import bearer_token
 
@@ -63,17 +64,9 @@ log = logging.getLogger(__name__)
 
 
 def client_address() -> str:
-    """The client's address as the limits see it: IPv4 as is, IPv6 as its /64."""
-    addr = request.remote_addr or "unknown"
-    try:
-        ip = ipaddress.ip_address(addr)
-    except ValueError:
-        return addr
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    """The client the request comes from, by the service's one rule
+    (:func:`arena.core.clients.client_key`: IPv4 as is, IPv6 as its /64)."""
+    return clients.client_key(request.remote_addr)
 
 
 def client_key() -> str:
