@@ -3,8 +3,8 @@
 Why
 ---
 Several parts of the service count or scope by client: the rate limits
-(:mod:`arena.limits`), the live relay's streams per client (:mod:`arena.live.relay`) and
-the scope of an anonymous ``Idempotency-Key`` (:mod:`arena.idempotency`).  If each decided
+(:mod:`arena.web.limits`), the live relay's streams per client (:mod:`arena.live.relay`) and
+the scope of an anonymous ``Idempotency-Key`` (:mod:`arena.web.idempotency`).  If each decided
 on its own what one client is, a visitor would be one client to one counter and 2**64
 clients to another: an IPv6 subscriber is usually given a whole /64 and may use any of its
 addresses, so counting exact IPv6 addresses lets one visitor open as many live streams as

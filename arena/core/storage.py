@@ -178,7 +178,9 @@ def _close_session(exc: BaseException | None) -> None:
 
 
 def init_app(app: Flask) -> None:
-    app.extensions["arena.db"] = Database(
+    from .changes import watch
+
+    app.extensions["arena.db"] = db = Database(
         database_url(app),
         echo=bool(app.config["DATABASE_ECHO"]),
         busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
@@ -187,6 +189,7 @@ def init_app(app: Flask) -> None:
                       float(app.config["DATABASE_POOL_TIMEOUT_S"])),
         statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
     )
+    watch(db.engine)  # which requests changed what pages show (arena.core.changes)
     app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)
 

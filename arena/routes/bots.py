@@ -228,6 +228,7 @@ def bot_new() -> tuple[str, int] | str | Response:
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
+@limited("bot_owner")
 @page("Rotate the bot's signing secret (form: owner_token, csrf_token): shows the new secret "
       "once", errors={403: "the bot page, with the error", 404: "no such bot"})
 def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
@@ -388,6 +389,7 @@ def show_bot(bot_id: int) -> Response:
 
 @bp.patch("/api/bots/<id:bot_id>")
 @limited("url_change")
+@limited("bot_owner")
 @operation("Change the URL (checked by a job: 202; the bot plays on its old URL until the new "
            "one passes) or pause/resume",
            {200: (out.Bot, "the changed bot"),
@@ -430,6 +432,7 @@ def update_bot(bot_id: int) -> Response:
 
 
 @bp.delete("/api/bots/<id:bot_id>")
+@limited("bot_owner")
 @operation("Delete the bot (its matches and rating history stay)",
            {204: (None, "deleted")}, auth="owner", errors={404: "no such bot"})
 def delete_bot(bot_id: int) -> tuple[str, int]:
@@ -443,6 +446,7 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
 
 
 @bp.post("/api/bots/<id:bot_id>/signing-secret")
+@limited("bot_owner")
 @idempotent
 @operation("Rotate the bot's request-signing secret (shown once; matches that start from now "
            "on use it)", {200: (out.SigningSecret, "the new secret")}, body=Empty,
@@ -481,6 +485,7 @@ def bot_check(bot_id: int) -> Response:
 
 @bp.post("/api/bots/<id:bot_id>/check")
 @limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
+@limited("bot_owner")
 @idempotent
 @operation("Ask for a health check now (owner): 202, poll check_url",
            {202: (out.BotChecking, "check queued")}, body=Empty, body_required=False,

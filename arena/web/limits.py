@@ -19,7 +19,14 @@ url_change     ``PATCH /api/bots/<id>`` with a ``url``                          
 downloads      match logs (JSON, JSONL, replay), tournament archives                  client
 pages          leaderboard (API and page), lists and searches                         client
 admin          the operator's API                                                     client
+sign_in        owner sign-in and sign-out on the bot pages                            client
+bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-check, client, owner
+               signing secret rotation (API and form)
 =============  ====================================================================  ==========
+
+Every route that can change state (any method but GET, HEAD, OPTIONS) counts against at
+least one class that no request of it is exempt from: a flood of writes, even writes that
+change nothing, is bounded per client (``tests/arena/test_limits.py`` walks the URL map).
 
 The *client* is the address the request came from: the TCP peer, or what the trusted proxy
 put in ``X-Forwarded-For`` when ``TRUSTED_PROXY_HOPS`` says there is one (ProxyFix in
@@ -114,6 +121,12 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                     "leaderboard pages, lists and searches from one address")], None),
     "admin": ([Rule("RATE_LIMIT_ADMIN_PER_CLIENT", client_key,
                     "operator API calls from one address")], None),
+    "sign_in": ([Rule("RATE_LIMIT_SIGN_IN_PER_CLIENT", client_key,
+                      "owner sign-ins and sign-outs from one address")], None),
+    "bot_owner": ([Rule("RATE_LIMIT_BOT_OWNER_PER_CLIENT", client_key,
+                        "changes of bots by their owners from one address"),
+                   Rule("RATE_LIMIT_BOT_OWNER_PER_OWNER", owner_key,
+                        "changes of bots with one owner token")], None),
 }
 """Each class: its rules (one setting each) and when a request of the class is exempt."""
 
@@ -131,6 +144,19 @@ def limited(name: str, *, methods: tuple[str, ...] | None = None) -> Callable[[F
         return view
 
     return mark
+
+
+def counted_methods(view: Callable[..., Any]) -> set[str] | None:
+    """The methods for which ``view`` counts against a class no request is exempt from
+    (``None``: every method)."""
+    counted: set[str] = set()
+    for name, methods in getattr(view, MARK, []):
+        if CLASSES[name][1] is not None:
+            continue
+        if methods is None:
+            return None
+        counted.update(methods)
+    return counted
 
 
 # --- wiring ----------------------------------------------------------------------------------
