@@ -121,6 +121,9 @@ class Defaults:
     RATE_LIMIT_ADMIN_PER_CLIENT: str = "120 per minute"
     """Operator API calls (matches, ladder rounds, tournaments) per client address, whether
     or not the token is right (so it also bounds guessing)."""
+    RATE_LIMIT_IDEMPOTENCY_KEYS_PER_CLIENT: str = "600 per hour;60 per minute"
+    """Idempotency-Keys the service issues (``POST /api/idempotency-keys``) per client
+    address."""
     RATE_LIMIT_SIGN_IN_PER_CLIENT: str = "200 per hour;20 per minute"
     """Owner sign-ins and sign-outs on the bot pages (``POST /bots/<id>/owner``,
     ``.../owner/sign-out``) per client address, right or wrong (so it also bounds guessing)."""

@@ -317,7 +317,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
 
 @bp.post("/api/bots")
 @limited("bot_submit")
-@idempotent
+@idempotent(secrets=("token", "signing_secret"))
 @operation("Submit a bot: 202 at once with the owner token (shown once); a worker runs the "
            "health check (poll check_url)",
            {202: (out.BotCreated, "stored, check queued (Location: the bot)")}, body=NewBot,
@@ -447,7 +447,7 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
 
 @bp.post("/api/bots/<id:bot_id>/signing-secret")
 @limited("bot_owner")
-@idempotent
+@idempotent(secrets=("signing_secret",))
 @operation("Rotate the bot's request-signing secret (shown once; matches that start from now "
            "on use it)", {200: (out.SigningSecret, "the new secret")}, body=Empty,
            body_required=False, auth="owner", errors={404: "no such bot"})

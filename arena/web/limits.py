@@ -19,6 +19,7 @@ url_change     ``PATCH /api/bots/<id>`` with a ``url``                          
 downloads      match logs (JSON, JSONL, replay), tournament archives                  client
 pages          leaderboard (API and page), lists and searches                         client
 admin          the operator's API                                                     client
+keys           ``POST /api/idempotency-keys`` (a key for anonymous retries)           client
 sign_in        owner sign-in and sign-out on the bot pages                            client
 bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-check, client, owner
                signing secret rotation (API and form)
@@ -121,6 +122,8 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                     "leaderboard pages, lists and searches from one address")], None),
     "admin": ([Rule("RATE_LIMIT_ADMIN_PER_CLIENT", client_key,
                     "operator API calls from one address")], None),
+    "keys": ([Rule("RATE_LIMIT_IDEMPOTENCY_KEYS_PER_CLIENT", client_key,
+                               "Idempotency-Keys issued to one address")], None),
     "sign_in": ([Rule("RATE_LIMIT_SIGN_IN_PER_CLIENT", client_key,
                       "owner sign-ins and sign-outs from one address")], None),
     "bot_owner": ([Rule("RATE_LIMIT_BOT_OWNER_PER_CLIENT", client_key,
