@@ -121,6 +121,17 @@ class Defaults:
     RATE_LIMIT_ADMIN_PER_CLIENT: str = "120 per minute"
     """Operator API calls (matches, ladder rounds, tournaments) per client address, whether
     or not the token is right (so it also bounds guessing)."""
+    RATE_LIMIT_IDEMPOTENCY_KEYS_PER_CLIENT: str = "600 per hour;60 per minute"
+    """Idempotency-Keys the service issues (``POST /api/idempotency-keys``) per client
+    address."""
+    RATE_LIMIT_SIGN_IN_PER_CLIENT: str = "200 per hour;20 per minute"
+    """Owner sign-ins and sign-outs on the bot pages (``POST /bots/<id>/owner``,
+    ``.../owner/sign-out``) per client address, right or wrong (so it also bounds guessing)."""
+    RATE_LIMIT_BOT_OWNER_PER_CLIENT: str = "100 per hour;10 per minute"
+    """An owner's changes of a bot (``PATCH`` including pause and resume, delete, re-check,
+    rotate the signing secret by API or form) per client address."""
+    RATE_LIMIT_BOT_OWNER_PER_OWNER: str = "100 per hour;10 per minute"
+    """The same per owner token (whatever address they come from)."""
 
     # --- idempotency ---------------------------------------------------------------------
     IDEMPOTENCY_TTL_S: float = 24 * 3600.0
@@ -268,8 +279,9 @@ class Defaults:
     request."""
     READ_CACHE_S: float = 2.0
     """Longest time a web process answers a public GET from its memory instead of rendering
-    it again (:mod:`arena.web.readcache`): no answer is older than this.  A write through the
-    process empties its cache at once.  0: off."""
+    it again (:mod:`arena.web.readcache`): no answer is older than this.  A request that
+    changes what pages show empties it at once (:mod:`arena.core.changes`; a write that changes
+    nothing empties nothing).  0: off."""
     READ_CACHE_MAX_BYTES: int = 64 * 2**20
     """Memory each web process may use for those answers (the newest are kept)."""
     READ_CACHE_SHARED: bool = True
@@ -373,7 +385,8 @@ class Defaults:
     LIVE_MAX_VIEWERS_PER_CHANNEL: int = 5000
     """Open streams of one match or tournament at most (then 503)."""
     LIVE_MAX_VIEWERS_PER_IP: int = 16
-    """Open streams of one client address at most (then 429)."""
+    """Open streams of one client at most (then 429): an IPv4 address, or an IPv6 /64
+    (:func:`arena.core.clients.client_key`, the rule of the rate limits too)."""
     LIVE_MAX_CHANNELS: int = 2000
     """Matches and tournaments watched at once at most (then 503)."""
     LIVE_STREAM_MAX_S: float = 1800.0

@@ -156,6 +156,21 @@ def session() -> Session:
     return s
 
 
+def end_request_transaction() -> None:
+    """Roll back the current request's transaction, if it has one, before this thread opens a
+    transaction of its own on another connection (``db.begin()``).
+
+    On SQLite every transaction of the app holds the database's one write lock (``BEGIN
+    IMMEDIATE``, see the module docstring), reads included: a second transaction in the same
+    thread would wait ``SQLITE_BUSY_TIMEOUT_S`` on its own request and then fail with
+    "database is locked".  On PostgreSQL nothing waits, but the rule is the same: what the
+    request's session has not committed by then was never going to be (teardown rolls it
+    back), and its objects reload on their next use."""
+    s: Session | None = g.get("db_session")
+    if s is not None and s.in_transaction():
+        s.rollback()
+
+
 def _close_session(exc: BaseException | None) -> None:
     s = g.pop("db_session", None)
     if s is not None:
@@ -163,7 +178,9 @@ def _close_session(exc: BaseException | None) -> None:
 
 
 def init_app(app: Flask) -> None:
-    app.extensions["arena.db"] = Database(
+    from .changes import watch
+
+    app.extensions["arena.db"] = db = Database(
         database_url(app),
         echo=bool(app.config["DATABASE_ECHO"]),
         busy_timeout_s=float(app.config["SQLITE_BUSY_TIMEOUT_S"]),
@@ -172,6 +189,7 @@ def init_app(app: Flask) -> None:
                       float(app.config["DATABASE_POOL_TIMEOUT_S"])),
         statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
     )
+    watch(db.engine)  # which requests changed what pages show (arena.core.changes)
     app.teardown_request(_close_session)
     app.teardown_appcontext(_close_session)
 

@@ -22,7 +22,8 @@ Endpoints (behind nginx's ``location /live/``, or directly in the demo):
 ``GET /live/healthz``
     ``{"status": "ok", "viewers": n, "channels": m}``.
 
-Bounds (``LIVE_*`` settings): viewers in all, per channel and per client address; channels
+Bounds (``LIVE_*`` settings): viewers in all, per channel and per client
+(:func:`arena.core.clients.client_key`: an IPv6 /64 is one client); channels
 watched at once; the request's size and the time to send it; each stream's lifetime (the
 browser reconnects and resumes); events queued for a slow viewer (one that falls behind is
 cut off and resumes when it reconnects); a heartbeat comment finds dead viewers.
@@ -48,6 +49,8 @@ from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
+
+from arena.core.clients import client_key
 
 from .channel import match_key, tournament_key
 
@@ -355,12 +358,15 @@ class Relay:
 
     # --- viewers ---------------------------------------------------------------------------
     def client_ip(self, peer: str, headers: Mapping[str, str]) -> str:
+        """The client a stream counts against: the peer, or what the trusted proxies put in
+        ``X-Forwarded-For``, by the service's one rule (:func:`arena.core.clients.client_key`:
+        an IPv6 /64 is one client, as for the rate limits)."""
         hops = self.limits.trusted_hops
         if hops > 0:
             chain = [x.strip() for x in headers.get("x-forwarded-for", "").split(",") if x.strip()]
             if len(chain) >= hops:
-                return chain[-hops]
-        return peer
+                return client_key(chain[-hops])
+        return client_key(peer)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -416,7 +422,8 @@ class Relay:
                 raise HttpError(503, "busy", "too many live viewers right now")
             if self.per_ip[ip] >= self.limits.per_ip:
                 raise HttpError(429, "too_many_streams",
-                                f"at most {self.limits.per_ip} live streams per address")
+                                f"at most {self.limits.per_ip} live streams per client "
+                                "(an IPv6 /64 counts as one)")
             ch = await self.channel(kind, ident)
             if len(ch.viewers) >= self.limits.per_channel:
                 raise HttpError(503, "busy", f"too many viewers of this {kind}")

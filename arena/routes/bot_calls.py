@@ -31,6 +31,7 @@ from arena.core.security import bearer_token, token_matches
 from arena.core.storage import session
 from arena.web import owners
 from arena.web.errors import ApiError
+from arena.web.limits import limited
 from arena.web.openapi import operation, page
 from arena.web.shapes import from_query
 from arena.web.shapes import responses as out
@@ -89,6 +90,7 @@ def bot_calls(bot_id: int) -> tuple[str, int] | str | Response:
 
 
 @bp.post("/bots/<id:bot_id>/owner")
+@limited("sign_in")
 @page("Sign in as the bot's owner on this browser (form: owner_token, csrf_token)",
       answers={303: (None, "signed in: to the bot's calls")},
       errors={403: "the bot page, with the error", 404: "no such bot"})
@@ -105,6 +107,7 @@ def bot_owner_sign_in(bot_id: int) -> tuple[str, int] | str | WerkzeugResponse:
 
 
 @bp.post("/bots/<id:bot_id>/owner/sign-out")
+@limited("sign_in")
 @page("Sign out as the bot's owner on this browser (form: csrf_token)",
       answers={303: (None, "signed out: to the bot page")},
       errors={403: "the bot page, with the error", 404: "no such bot"})

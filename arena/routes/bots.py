@@ -228,6 +228,7 @@ def bot_new() -> tuple[str, int] | str | Response:
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
+@limited("bot_owner")
 @page("Rotate the bot's signing secret (form: owner_token, csrf_token): shows the new secret "
       "once", errors={403: "the bot page, with the error", 404: "no such bot"})
 def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
@@ -316,7 +317,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
 
 @bp.post("/api/bots")
 @limited("bot_submit")
-@idempotent
+@idempotent(secrets=("token", "signing_secret"))
 @operation("Submit a bot: 202 at once with the owner token (shown once); a worker runs the "
            "health check (poll check_url)",
            {202: (out.BotCreated, "stored, check queued (Location: the bot)")}, body=NewBot,
@@ -388,6 +389,7 @@ def show_bot(bot_id: int) -> Response:
 
 @bp.patch("/api/bots/<id:bot_id>")
 @limited("url_change")
+@limited("bot_owner")
 @operation("Change the URL (checked by a job: 202; the bot plays on its old URL until the new "
            "one passes) or pause/resume",
            {200: (out.Bot, "the changed bot"),
@@ -430,6 +432,7 @@ def update_bot(bot_id: int) -> Response:
 
 
 @bp.delete("/api/bots/<id:bot_id>")
+@limited("bot_owner")
 @operation("Delete the bot (its matches and rating history stay)",
            {204: (None, "deleted")}, auth="owner", errors={404: "no such bot"})
 def delete_bot(bot_id: int) -> tuple[str, int]:
@@ -443,7 +446,8 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
 
 
 @bp.post("/api/bots/<id:bot_id>/signing-secret")
-@idempotent
+@limited("bot_owner")
+@idempotent(secrets=("signing_secret",))
 @operation("Rotate the bot's request-signing secret (shown once; matches that start from now "
            "on use it)", {200: (out.SigningSecret, "the new secret")}, body=Empty,
            body_required=False, auth="owner", errors={404: "no such bot"})
@@ -481,6 +485,7 @@ def bot_check(bot_id: int) -> Response:
 
 @bp.post("/api/bots/<id:bot_id>/check")
 @limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
+@limited("bot_owner")
 @idempotent
 @operation("Ask for a health check now (owner): 202, poll check_url",
            {202: (out.BotChecking, "check queued")}, body=Empty, body_required=False,

@@ -19,8 +19,11 @@ from arena.core.models import Bot, Match, Rating, RatingFamily
 from arena.core.queue import get_queue
 from arena.core.storage import get_db, session
 from arena.core.tournament_models import Tournament
+from arena.web.idempotency import issue_key
+from arena.web.limits import limited
 from arena.web.openapi import operation, page
 from arena.web.shapes import responses as out
+from arena.web.shapes.requests import Empty
 
 from .matches import seats_with_bots
 from .plumbing import app_object
@@ -87,6 +90,22 @@ def home() -> str:
     return render_template("home.html", bots=bots, finished=int(finished or 0),
                            n_tournaments=n_tournaments, live=live, recent_t=recent_t,
                            top=top, recent=recent)
+
+
+@bp.post("/api/idempotency-keys")
+@limited("keys")
+@operation("An Idempotency-Key for an anonymous creating request (POST /api/bots): a replay "
+           "with it carries the answer's secrets (the owner token), whatever address it "
+           "comes from; keep it secret", {201: (out.IssuedKey, "a new key")}, body=Empty,
+           body_required=False)
+def issue_idempotency_key() -> tuple[Response, int]:
+    """Nothing is stored: the key is random and signed (:func:`arena.web.idempotency.issue_key`)."""
+    Empty.from_body(optional=True)
+    resp = jsonify({"key": issue_key(), "note": "send it as Idempotency-Key with one creating "
+                    "request and each retry of it; whoever holds it gets that request's "
+                    "answer, secrets included (docs/api.md)"})
+    resp.headers["Cache-Control"] = "no-store"
+    return resp, 201
 
 
 @bp.get("/healthz")

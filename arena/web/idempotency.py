@@ -33,8 +33,23 @@ commit inside the service) still gets the key; its response is stored right afte
 stored response is readable from the database: the row is found by
 ``HMAC(SECRET_KEY, caller | route | key)`` and its response is encrypted (AES-256-GCM) under a
 key derived from ``SECRET_KEY`` *and the Idempotency-Key itself*, which is never stored.  Only
-the client holding the key (and the server's secret) can get the response back; the caller
-part is a hash of the bearer token, or the client address for anonymous requests.
+the client holding the key (and the server's secret) can get the response back.
+
+**Whose key, and who gets the secrets back.**  A key is scoped to its caller:
+
+* with a bearer token, a hash of the token (only its holder can send it);
+* without one, with a key the service issued (:func:`issue_key`, ``POST
+  /api/idempotency-keys``: random, and signed with ``SECRET_KEY`` so it cannot be made up),
+  the key itself: only the client it was given to holds it, whatever address it retries from;
+* without either, the client (:func:`arena.core.clients.client_key`: an IPv4 address or an
+  IPv6 /64).  Many people can share one address (a NAT, a campus, a phone network) and a key
+  of their own making can be the same as another's (a constant, a hash of the body, a key
+  copied from the docs), so such a key proves nothing about *who* retries: a replay to such
+  a caller still creates nothing, but carries none of the answer's secrets (the fields the
+  view declares with ``@idempotent(secrets=...)``, e.g. the one-time owner token and the
+  signing secret), which are ``null`` in it and named in ``Idempotent-Secrets-Withheld``.
+  A replayed creation thus hands a secret only to the request that created it, or to the
+  holder of the same bearer token or issued key.
 """
 
 from __future__ import annotations
@@ -51,7 +66,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -60,9 +75,10 @@ from sqlalchemy import Integer, LargeBinary, String, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from arena.core.clients import client_key
 from arena.core.models import Base, utcnow
 from arena.core.security import bearer_token
-from arena.core.storage import get_db
+from arena.core.storage import end_request_transaction, get_db
 
 from .errors import ApiError, BodyError, parse_json
 
@@ -72,8 +88,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 HEADER = "Idempotency-Key"
 IDEMPOTENT_MARK = "_arena_idempotent"
+SECRETS_MARK = "_arena_idempotent_secrets"
+"""The fields a view declared secret (:func:`idempotent`)."""
 """Set on the views that honour the header (the OpenAPI document names it for them)."""
 KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+ISSUED_PREFIX = "ik1."
+"""Start of a key the service issued (:func:`issue_key`): ``ik1.<random>.<signature>``."""
+WITHHELD_HEADER = "Idempotent-Secrets-Withheld"
 KEPT_HEADERS = ("Content-Type", "Location", "Cache-Control")
 PURGE_BATCH = 100
 
@@ -122,14 +143,35 @@ def _mac(*parts: str | bytes) -> bytes:
     return hmac.new(_secret(), msg, hashlib.sha256).digest()
 
 
-def caller() -> str:
-    """Whose key it is: a hash of the bearer token, else the client's address."""
-    from .limits import client_address
+def issue_key() -> str:
+    """A key for an anonymous client: 144 random bits, signed with ``SECRET_KEY`` (nothing is
+    stored; :func:`is_issued` checks the signature)."""
+    nonce = secrets.token_urlsafe(18)
+    return f"{ISSUED_PREFIX}{nonce}.{_issued_signature(nonce)}"
 
+
+def _issued_signature(nonce: str) -> str:
+    return base64.urlsafe_b64encode(_mac("issued-key", nonce)[:18]).decode("ascii")
+
+
+def is_issued(key: str) -> bool:
+    """Whether ``key`` is one :func:`issue_key` made (with this ``SECRET_KEY``)."""
+    if not key.startswith(ISSUED_PREFIX):
+        return False
+    nonce, dot, signature = key[len(ISSUED_PREFIX):].partition(".")
+    return bool(dot) and hmac.compare_digest(signature, _issued_signature(nonce))
+
+
+def caller(key: str) -> tuple[str, bool]:
+    """Whose key it is, and whether that proves the retry comes from the first request's
+    client (see the module docstring): a hash of the bearer token, an issued key, else the
+    client's address (which proves nothing)."""
     token = bearer_token()
     if token is not None:
-        return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest()
-    return "client:" + client_address()
+        return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest(), True
+    if is_issued(key):
+        return "issued", True
+    return "client:" + client_key(request.remote_addr), False
 
 
 def fingerprint() -> str:
@@ -151,12 +193,25 @@ def _seal(cipher_key: bytes, aad: str, resp: Response) -> bytes:
     return nonce + AESGCM(cipher_key).encrypt(nonce, json.dumps(doc).encode(), aad.encode())
 
 
-def _open(cipher_key: bytes, aad: str, sealed: bytes) -> Response:
+def _open(cipher_key: bytes, aad: str, sealed: bytes, withhold: tuple[str, ...]) -> Response:
+    """The stored response, replayed; the fields named in ``withhold`` (the view's secrets,
+    for a caller that does not prove it is the first request's) are ``null`` in it."""
     doc = json.loads(AESGCM(cipher_key).decrypt(sealed[:12], sealed[12:], aad.encode()))
-    resp = Response(base64.b64decode(doc["body"]), status=int(doc["status"]))
+    body = base64.b64decode(doc["body"])
+    withheld: list[str] = []
+    if withhold:
+        answer = json.loads(body)
+        if isinstance(answer, dict):
+            withheld = [name for name in withhold if answer.get(name) is not None]
+            answer.update(dict.fromkeys(withheld))
+            answer["secrets_withheld"] = withheld
+            body = json.dumps(answer).encode("utf-8")
+    resp = Response(body, status=int(doc["status"]))
     for name, value in doc["headers"].items():
         resp.headers[name] = value
     resp.headers["Idempotent-Replayed"] = "true"
+    if withheld:
+        resp.headers[WITHHELD_HEADER] = ", ".join(withheld)
     return resp
 
 
@@ -170,10 +225,13 @@ def _purge_expired(s: Session, now: dt.datetime) -> None:
     s.execute(delete(IdempotencyKey).where(IdempotencyKey.id.in_(expired)))
 
 
-def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes) -> Claim | Response:
-    """Take the key for this request, or say why not (a replay, 409, 422)."""
+def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes,
+           withhold: tuple[str, ...] = ()) -> Claim | Response:
+    """Take the key for this request, or say why not (a replay, without the fields named
+    in ``withhold``; 409; 422)."""
     cfg = current_app.config
     db = get_db()
+    end_request_transaction()  # nothing of the request may hold a lock meanwhile (SQLite)
     for _ in range(3):  # a concurrent first insert makes us read again
         now = utcnow()
         token = secrets.token_hex(16)
@@ -197,7 +255,7 @@ def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes) -> Claim | Res
                                    "use a new key for a new request")
                 if row.state == "done" and row.response is not None:
                     try:
-                        return _open(cipher_key, key_hash, row.response)
+                        return _open(cipher_key, key_hash, row.response, withhold)
                     except (InvalidTag, ValueError, KeyError):
                         log.exception("idempotency: stored response %s unreadable", row.id)
                         raise ApiError(409, "idempotency_unreadable",
@@ -222,8 +280,10 @@ def _claim(key_hash: str, route: str, fp: str, cipher_key: bytes) -> Claim | Res
 
 
 def _release(claim: Claim) -> None:
-    """The request failed: forget the key so that a retry runs again."""
+    """The request failed: forget the key so that a retry runs again (at once: the request's
+    own transaction ends first, or on SQLite this would wait on its lock)."""
     try:
+        end_request_transaction()
         with get_db().begin() as s:
             s.execute(delete(IdempotencyKey).where(IdempotencyKey.id == claim.row_id,
                                                    IdempotencyKey.claim == claim.token,
@@ -260,9 +320,29 @@ def commit(s: Session, resp: Response) -> Response:
     return resp
 
 
-def idempotent(view: F) -> F:
-    """Honour ``Idempotency-Key`` on a creating view (see the module docstring)."""
+@overload
+def idempotent(view: F) -> F: ...
 
+
+@overload
+def idempotent(*, secrets: tuple[str, ...]) -> Callable[[F], F]: ...
+
+
+def idempotent(view: F | None = None, *,
+               secrets: tuple[str, ...] = ()) -> F | Callable[[F], F]:
+    """Honour ``Idempotency-Key`` on a creating view (see the module docstring); as
+    ``@idempotent`` or ``@idempotent(secrets=("token", ...))``, naming the top-level fields of
+    the view's JSON answer that a replay gives only to a caller who proves it is the first
+    request's (a bearer token, an issued key)."""
+    declared = secrets
+
+    def wrap(v: F) -> F:
+        return _idempotent(v, declared)
+
+    return wrap if view is None else wrap(view)
+
+
+def _idempotent(view: F, secret_fields: tuple[str, ...]) -> F:
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         raw = request.headers.get(HEADER)
@@ -272,10 +352,11 @@ def idempotent(view: F) -> F:
             raise ApiError(400, "bad_idempotency_key",
                            f"{HEADER} must be 1 to 255 visible ASCII characters (a UUID, say)")
         route = f"{request.method} {request.path}"
-        who = caller()
+        who, proven = caller(raw)
         key_hash = _mac("lookup", who, route, raw).hex()
         cipher_key = _mac("encrypt", who, route, raw)
-        claimed = _claim(key_hash, route, fingerprint(), cipher_key)
+        claimed = _claim(key_hash, route, fingerprint(), cipher_key,
+                         () if proven else secret_fields)
         if isinstance(claimed, Response):
             return claimed
         g.arena_idempotency = claimed
@@ -289,10 +370,13 @@ def idempotent(view: F) -> F:
         if not 200 <= resp.status_code < 300:
             _release(claimed)
         elif not claimed.recorded:
-            # The view committed on its own: store the response right after.
+            # The view committed on its own: store the response right after (the view's
+            # session may still hold a transaction, for its reads: end it first).
+            end_request_transaction()
             with get_db().begin() as s:
                 _store(s, claimed, resp)
         return resp
 
     wrapper.__dict__[IDEMPOTENT_MARK] = True
+    wrapper.__dict__[SECRETS_MARK] = secret_fields
     return wrapper  # type: ignore[return-value]

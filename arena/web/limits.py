@@ -19,13 +19,22 @@ url_change     ``PATCH /api/bots/<id>`` with a ``url``                          
 downloads      match logs (JSON, JSONL, replay), tournament archives                  client
 pages          leaderboard (API and page), lists and searches                         client
 admin          the operator's API                                                     client
+keys           ``POST /api/idempotency-keys`` (a key for anonymous retries)           client
+sign_in        owner sign-in and sign-out on the bot pages                            client
+bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-check, client, owner
+               signing secret rotation (API and form)
 =============  ====================================================================  ==========
+
+Every route that can change state (any method but GET, HEAD, OPTIONS) counts against at
+least one class that no request of it is exempt from: a flood of writes, even writes that
+change nothing, is bounded per client (``tests/arena/test_limits.py`` walks the URL map).
 
 The *client* is the address the request came from: the TCP peer, or what the trusted proxy
 put in ``X-Forwarded-For`` when ``TRUSTED_PROXY_HOPS`` says there is one (ProxyFix in
 :func:`arena.create_app`; a client's own ``X-Forwarded-For`` is never believed).  IPv6
-clients count per /64, the block one subscriber usually gets.  The *owner* is a hash of
-the bearer token.
+clients count per /64, the block one subscriber usually gets, and IPv4-mapped IPv6 as IPv4:
+the one rule of :mod:`arena.core.clients`, which every counter of the service follows.  The
+*owner* is a hash of the bearer token.
 
 A refused request gets a JSON 429 with ``Retry-After`` (seconds) and the usual
 ``X-RateLimit-*`` headers.  Counters live in Redis under ``arena:<QUEUE_NAME>:limits``, so
@@ -36,7 +45,6 @@ back to counting in its own memory (the limits still hold, per process).
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import logging
 import time
 from collections.abc import Callable
@@ -47,6 +55,7 @@ from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 
+from arena.core import clients
 from arena.core.queue import embedded_dir, get_queue
 from arena.core.security import bearer_token
 
@@ -63,17 +72,9 @@ log = logging.getLogger(__name__)
 
 
 def client_address() -> str:
-    """The client's address as the limits see it: IPv4 as is, IPv6 as its /64."""
-    addr = request.remote_addr or "unknown"
-    try:
-        ip = ipaddress.ip_address(addr)
-    except ValueError:
-        return addr
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    """The client the request comes from, by the service's one rule
+    (:func:`arena.core.clients.client_key`: IPv4 as is, IPv6 as its /64)."""
+    return clients.client_key(request.remote_addr)
 
 
 def client_key() -> str:
@@ -121,6 +122,14 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                     "leaderboard pages, lists and searches from one address")], None),
     "admin": ([Rule("RATE_LIMIT_ADMIN_PER_CLIENT", client_key,
                     "operator API calls from one address")], None),
+    "keys": ([Rule("RATE_LIMIT_IDEMPOTENCY_KEYS_PER_CLIENT", client_key,
+                               "Idempotency-Keys issued to one address")], None),
+    "sign_in": ([Rule("RATE_LIMIT_SIGN_IN_PER_CLIENT", client_key,
+                      "owner sign-ins and sign-outs from one address")], None),
+    "bot_owner": ([Rule("RATE_LIMIT_BOT_OWNER_PER_CLIENT", client_key,
+                        "changes of bots by their owners from one address"),
+                   Rule("RATE_LIMIT_BOT_OWNER_PER_OWNER", owner_key,
+                        "changes of bots with one owner token")], None),
 }
 """Each class: its rules (one setting each) and when a request of the class is exempt."""
 
@@ -138,6 +147,19 @@ def limited(name: str, *, methods: tuple[str, ...] | None = None) -> Callable[[F
         return view
 
     return mark
+
+
+def counted_methods(view: Callable[..., Any]) -> set[str] | None:
+    """The methods for which ``view`` counts against a class no request is exempt from
+    (``None``: every method)."""
+    counted: set[str] = set()
+    for name, methods in getattr(view, MARK, []):
+        if CLASSES[name][1] is not None:
+            continue
+        if methods is None:
+            return None
+        counted.update(methods)
+    return counted
 
 
 # --- wiring ----------------------------------------------------------------------------------

@@ -12,10 +12,13 @@ other requests from memory in well under a millisecond.
 Staleness bound
 ---------------
 An answer is never older than ``READ_CACHE_S`` seconds, counted from the moment its render
-*started* (when its data was read).  A request that changes something (any method but GET,
-HEAD, OPTIONS answered below 400) empties this process's cache at once, and a render that
-began before that change is not stored, so a writer reading through the same process sees
-its own change; other processes catch up within the bound.  ``READ_CACHE_S = 0`` turns the
+*started* (when its data was read).  A request that changed what pages show - a transaction
+of it that changed such rows committed, as the storage layer reports (:mod:`arena.core.changes`),
+whatever the method and status - empties this process's cache and stales every process's
+shared renders at once, and a render that began before that change is not stored, so a
+writer sees its own change.  A request that changed nothing (a sign-out, a refused form, a
+pause of a paused bot, a replayed ``Idempotency-Key``) empties nothing: a flood of them
+cannot keep pages uncached for everyone.  ``READ_CACHE_S = 0`` turns the
 cache off.  (A version counter instead of a time bound would miss on nearly every hit at
 volume: ratings change with every finished match, several times a second.)
 
@@ -62,6 +65,7 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g, request, session
 
+from arena.core.changes import state_changed
 from arena.core.queue import get_queue
 
 from .sharedcache import SharedTier, shared_redis
@@ -78,7 +82,6 @@ itself."""
 TOKEN_SLOT = "csrfslot" + secrets.token_hex(16)
 """Stands for the visitor's CSRF token in a stored render (letters and digits: it passes
 autoescaping unchanged); each answer gets the visitor's own token in its place."""
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CONDITIONAL = ("If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since",
                "If-Range", "Range")
 UNCACHEABLE_CONTROL = ("no-store", "no-cache", "private")
@@ -298,8 +301,8 @@ def _wrap(view: Callable[..., Any]) -> Callable[..., Any]:
     return cached_view
 
 
-def _forget_after_writes(resp: Response) -> Response:
-    if request.method not in SAFE_METHODS and resp.status_code < 400:
+def _forget_after_changes(resp: Response) -> Response:
+    if state_changed():
         cache = get_cache(current_app)
         if cache is not None:
             cache.clear()
@@ -319,7 +322,7 @@ def init_app(app: Flask) -> None:
                             str(app.config["QUEUE_NAME"]), max_age, TOKEN_SLOT)
     app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]),
                                                   shared=shared)
-    app.after_request(_forget_after_writes)
+    app.after_request(_forget_after_changes)
     wrap = {r.endpoint for r in app.url_map.iter_rules()
             if "GET" in (r.methods or ()) and r.rule not in NEVER and r.endpoint != "static"}
     never = {r.endpoint for r in app.url_map.iter_rules() if r.rule in NEVER}

@@ -18,8 +18,9 @@ An entry carries the wall-clock time at which its render started (when it read i
 and is given out for at most ``READ_CACHE_S`` after it (the machines of a deployment keep
 their clocks in step; an entry stamped "in the future" by a fast clock is not trusted).
 It also carries the deployment's *generation* as it was when its render started: a counter
-that every write through any web process increments (:meth:`SharedTier.bump`), read in the
-same round trip as the entry.  An entry whose generation is not the current one is never
+that every request changing what pages show, through any web process, increments
+(:meth:`SharedTier.bump`; :mod:`arena.core.changes` says which requests do), read in the same
+round trip as the entry.  An entry whose generation is not the current one is never
 given out, so a render that began before a write is dead at once in every process, and the
 writer, reading through whichever process, sees its change.  (Writes by workers, such as a
 finished match, are caught up with by the time bound, as in each process's own memory.)
@@ -141,7 +142,8 @@ class SharedTier:
             self._failed("a store", exc)
 
     def bump(self) -> None:
-        """A write went through this process: every render stored before it is stale."""
+        """A change of what pages show went through this process: every render stored
+        before it is stale."""
         client = self._client()
         if client is None:
             return

@@ -40,6 +40,13 @@ def key() -> str:
     return str(uuid.uuid4())
 
 
+def issued(client: FlaskClient, addr: str = "127.0.0.1") -> str:
+    r = client.post("/api/idempotency-keys", environ_base={"REMOTE_ADDR": addr})
+    assert r.status_code == 201 and r.headers["Cache-Control"] == "no-store", r.get_json()
+    value: str = r.get_json()["key"]
+    return value
+
+
 @pytest.fixture
 def live(app: Flask) -> Iterator[str]:
     """The app on a real threaded HTTP server on loopback."""
@@ -58,7 +65,7 @@ def live(app: Flask) -> Iterator[str]:
 def test_a_retried_bot_submission_gets_the_same_token_and_creates_one_bot(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str]
 ) -> None:
-    k = key()
+    k = issued(client)  # anonymous: a key the service issued (see the NAT tests below)
     body = {"name": "retrier", "url": sample_bots["random"]}
     first = client.post("/api/bots", json=body, headers={"Idempotency-Key": k})
     assert first.status_code == 202, first.get_json()
@@ -311,3 +318,141 @@ def test_a_retried_secret_rotation_shows_the_same_secret_and_rotates_once(
     assert again.get_json() == first.get_json()
     with get_db(app).begin() as s:
         assert s.get(Bot, bot_id).signing_generation == first.get_json()["signing_generation"]
+
+
+# --- a request holds no lock after it ends (SQLite: one writer at a time) ----------------------
+#
+# On SQLite every transaction of the app holds the database's one write lock (BEGIN IMMEDIATE).
+# The request's own session still held its transaction when the key was released (after a
+# failure) or stored (after a view that commits on its own), on a second connection of the
+# same thread: it waited SQLITE_BUSY_TIMEOUT_S (30 s) on itself, failed with "database is
+# locked", and the key stayed held for IDEMPOTENCY_IN_PROGRESS_S (120 s).  The assertions are
+# on behaviour: a retry at once runs again (or replays), never "still running".
+
+
+@both_backends
+def test_a_failed_submission_frees_its_key_at_once(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    body = {"name": "taken", "url": sample_bots["random"]}
+    assert client.post("/api/bots", json=body).status_code == 202
+    k = key()
+    for _ in range(2):  # the view read the database, then refused: the retry runs again
+        r = client.post("/api/bots", json=body, headers={"Idempotency-Key": k})
+        assert r.status_code == 409, r.get_json()
+        assert r.get_json()["error"]["code"] == "name_taken"
+    assert count(app, IdempotencyKey) == 0
+
+
+@both_backends
+def test_a_failed_match_creation_frees_its_key_at_once(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    body = {"bots": [*four_bots[:3], 999999]}
+    k = key()
+    for _ in range(2):
+        r = client.post("/api/matches", json=body, headers={**ADMIN_H, "Idempotency-Key": k})
+        assert r.status_code == 404, r.get_json()
+    assert count(app, IdempotencyKey) == 0 and count(app, Match) == 0
+
+
+@both_backends
+def test_a_step_that_commits_on_its_own_stores_its_answer_at_once(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    """An operator step commits inside the service and reads the tournament again in the
+    request's session: its answer is stored right after, and a retry replays it."""
+    r = client.post("/api/tournaments", json={"format": "round_robin", "bots": four_bots},
+                    headers=ADMIN_H)
+    assert r.status_code == 201, r.get_json()
+    tid = r.get_json()["id"]
+    headers = {**ADMIN_H, "Idempotency-Key": key()}
+    first = client.post(f"/api/tournaments/{tid}/cancel", headers=headers)
+    assert first.status_code == 200, first.get_json()
+    again = client.post(f"/api/tournaments/{tid}/cancel", headers=headers)
+    assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json()
+
+
+# --- anonymous keys: a replay hands a secret only to the request that created it -------------
+#
+# Two people behind one NAT (one address) who send the same key and body used to get each
+# other's stored answer, the one-time owner token and the signing secret included.
+
+
+@both_backends
+def test_two_clients_behind_one_address_never_get_each_others_secrets(
+    app: Flask, live: str, sample_bots: dict[str, str]
+) -> None:
+    """Over a real loopback server: both clients are 127.0.0.1, with a key of their own
+    making that happens to be the same (a constant, a hash of the body...)."""
+    body = {"name": "shared-nat", "url": sample_bots["random"]}
+    headers = {"Idempotency-Key": "submit-shared-nat"}
+    alice, bob = requests.Session(), requests.Session()
+    first = alice.post(f"{live}/api/bots", json=body, headers=headers, timeout=60)
+    assert first.status_code == 202, first.text
+    secrets = [first.json()["token"], first.json()["signing_secret"]]
+    assert all(secrets)
+    replay = bob.post(f"{live}/api/bots", json=body, headers=headers, timeout=60)
+    assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
+    for secret in secrets:
+        assert secret not in replay.text and secret not in str(replay.headers)
+    got = replay.json()
+    assert got["token"] is None and got["signing_secret"] is None
+    assert got["secrets_withheld"] == ["token", "signing_secret"]
+    assert replay.headers["Idempotent-Secrets-Withheld"] == "token, signing_secret"
+    assert got["bot"] == first.json()["bot"]  # the rest is the first answer: nothing new made
+    assert count(app, Bot) == 1
+
+
+@both_backends
+def test_an_issued_key_replays_the_secrets_to_its_holder_only(
+    app: Flask, client: FlaskClient, sample_bots: dict[str, str]
+) -> None:
+    body = {"name": "issued", "url": sample_bots["greedy"]}
+    mine, theirs = issued(client), issued(client)
+    assert mine != theirs
+    first = client.post("/api/bots", json=body, headers={"Idempotency-Key": mine})
+    assert first.status_code == 202
+    # The holder retries from another address (a phone changing networks): the whole answer.
+    again = client.post("/api/bots", json=body, headers={"Idempotency-Key": mine},
+                        environ_base={"REMOTE_ADDR": "198.51.100.23"})
+    assert again.status_code == 202 and again.get_json() == first.get_json()
+    assert "Idempotent-Secrets-Withheld" not in again.headers
+    # Another client's key from the same address is another request (the name is taken).
+    other = client.post("/api/bots", json=body, headers={"Idempotency-Key": theirs})
+    assert other.status_code == 409 and "Idempotent-Replayed" not in other.headers
+    # A key that only looks issued proves nothing: its replay withholds the secrets.
+    forged = mine[:-2] + ("AA" if not mine.endswith("AA") else "BB")
+    assert client.post("/api/bots", json={"name": "forged", "url": sample_bots["planner"]},
+                       headers={"Idempotency-Key": forged}).status_code == 202
+    replay = client.post("/api/bots", json={"name": "forged", "url": sample_bots["planner"]},
+                         headers={"Idempotency-Key": forged})
+    assert replay.get_json()["token"] is None
+    assert count(app, Bot) == 2
+
+
+def test_every_secret_an_idempotent_answer_shows_is_declared(app: Flask) -> None:
+    """A replay withholds the fields a view declares with ``@idempotent(secrets=...)``: every
+    field of an idempotent route's answer that is a token or a secret must be declared, or an
+    anonymous replay would hand it out."""
+    from pydantic import BaseModel
+
+    from arena.web.idempotency import IDEMPOTENT_MARK, SECRETS_MARK
+    from arena.web.openapi import OP_MARK
+
+    undeclared = []
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions[rule.endpoint]
+        if not getattr(view, IDEMPOTENT_MARK, False):
+            continue
+        declared = set(getattr(view, SECRETS_MARK, ()))
+        op = getattr(view, OP_MARK)
+        for shape, _ in op.answers.values():
+            if not (isinstance(shape, type) and issubclass(shape, BaseModel)):
+                continue
+            for name in shape.model_fields:
+                secret = name == "token" or name.endswith("secret")
+                if secret and name not in declared:
+                    undeclared.append(f"{rule.rule}: {name}")
+    assert not undeclared, f"secrets an anonymous replay would show: {undeclared}"

@@ -186,3 +186,82 @@ def test_limits_can_be_turned_off(settings: dict[str, Any]) -> None:
     for _ in range(N + 2):
         assert submit(client, "198.51.100.13").status_code == 400
     get_db(app).dispose()
+
+
+# --- every state-changing route is limited ------------------------------------------------------
+
+SAFE = {"GET", "HEAD", "OPTIONS"}
+
+
+def test_every_state_changing_route_counts_against_a_class(app: Flask) -> None:
+    """Any method but GET, HEAD, OPTIONS on any route counts against a class that no request
+    of it is exempt from: a flood of writes, even of writes that change nothing, is bounded
+    per client.  A new route without one fails here."""
+    from arena.web.limits import counted_methods
+
+    unlimited = []
+    for rule in app.url_map.iter_rules():
+        writes = set(rule.methods or ()) - SAFE
+        if not writes:
+            continue
+        counted = counted_methods(app.view_functions[rule.endpoint])
+        if counted is not None and not writes <= counted:
+            unlimited.append(f"{sorted(writes - counted)} {rule.rule}")
+    assert not unlimited, f"state-changing routes without a rate limit class: {unlimited}"
+
+
+def csrf_of(client: FlaskClient, path: str) -> str:
+    import re
+
+    page = client.get(path, **from_addr("198.51.100.77")).get_data(as_text=True)
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found is not None
+    return found.group(1)
+
+
+@pytest.fixture
+def owner_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    settings.update({"RATE_LIMIT_SIGN_IN_PER_CLIENT": f"{N} per minute",
+                     "RATE_LIMIT_BOT_OWNER_PER_CLIENT": "100 per minute",
+                     "RATE_LIMIT_BOT_OWNER_PER_OWNER": f"{N} per minute"})
+    return settings
+
+
+def test_sign_outs_and_sign_ins_are_limited(
+    owner_settings: dict[str, Any], client: FlaskClient
+) -> None:
+    """A sign-out needs only the visitor's own CSRF token and nobody signed in: a flood of
+    them is cut off per client (sign-ins share the bucket: guesses of the owner token)."""
+    r = client.post("/api/bots", json={"name": "signed", "url": "http://127.0.0.1:9/s"},
+                    **from_addr("198.51.100.76"))
+    bot_id = r.get_json()["bot"]["id"]
+    csrf = csrf_of(client, f"/bots/{bot_id}")
+    out = {"data": {"csrf_token": csrf}, **from_addr("198.51.100.77")}
+    for _ in range(N - 1):
+        assert client.post(f"/bots/{bot_id}/owner/sign-out", **out).status_code == 303
+    wrong = {"data": {"csrf_token": csrf, "owner_token": "guess"}, **from_addr("198.51.100.77")}
+    assert client.post(f"/bots/{bot_id}/owner", **wrong).status_code == 403
+    assert_429(client.post(f"/bots/{bot_id}/owner/sign-out", **out))
+    assert_429(client.post(f"/bots/{bot_id}/owner", **wrong))
+    other = {"data": {"csrf_token": csrf}, **from_addr("198.51.100.78")}
+    assert client.post(f"/bots/{bot_id}/owner/sign-out", **other).status_code == 303
+
+
+def test_an_owners_changes_are_limited_pausing_included(
+    owner_settings: dict[str, Any], client: FlaskClient
+) -> None:
+    """Pausing and resuming is free of the URL-change limit but not of the owner's: each
+    toggle is a real change (it empties the response cache for everyone)."""
+    r = client.post("/api/bots", json={"name": "toggler", "url": "http://127.0.0.1:9/t"},
+                    **from_addr("198.51.100.80"))
+    bot_id, token = r.get_json()["bot"]["id"], r.get_json()["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    for i in range(N):
+        r = client.patch(f"/api/bots/{bot_id}", json={"paused": i % 2 == 0},
+                         **from_addr(f"198.51.100.{81 + i}", **auth))
+        assert r.status_code == 200
+    assert_429(client.patch(f"/api/bots/{bot_id}", json={"paused": False},
+                            **from_addr("198.51.100.90", **auth)))
+    assert_429(client.post(f"/api/bots/{bot_id}/signing-secret",
+                           **from_addr("198.51.100.91", **auth)))
+    assert_429(client.delete(f"/api/bots/{bot_id}", **from_addr("198.51.100.92", **auth)))

@@ -193,3 +193,85 @@ def test_a_visitor_whose_session_holds_more_than_a_csrf_token_is_answered_by_the
     assert "Age" not in stranger.get("/leaderboard").headers  # nothing was left behind
     assert stranger.get("/leaderboard").headers["Age"] == "0"  # the public answer is shared
     assert "Age" not in owner.get("/leaderboard").headers  # and never given to the owner
+
+
+# --- only a real change empties the cache (arena.core.changes) --------------------------------
+
+
+def csrf_of(client: Any, path: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).get_data(as_text=True))
+    assert found is not None
+    return found.group(1)
+
+
+def generation(app: Flask) -> bytes | None:
+    cache = get_cache(app)
+    assert cache is not None and cache.shared is not None
+    value: bytes | None = cache.shared._client().get(cache.shared.generation_key)  # type: ignore[union-attr]
+    return value
+
+
+@both_backends
+def test_writes_that_change_nothing_empty_no_cache(cached_app: tuple[Flask, Clock]) -> None:
+    """Sign-outs (nobody signed in), refused forms, a wrong owner token, a pause of a running
+    bot, a refused or replayed submission: each answers as before and leaves every render,
+    in this process and in the shared tier (778 sign-outs in 3 s used to keep every page
+    uncached for everyone)."""
+    app, _ = cached_app
+    visitor = app.test_client()
+    first = visitor.post("/api/bots", json={"name": "resident", "url": "http://127.0.0.1:9/r"},
+                         headers={"Idempotency-Key": "resident-1"})
+    assert first.status_code == 202
+    bot_id, token = first.get_json()["bot"]["id"], first.get_json()["token"]
+    owner = {"Authorization": f"Bearer {token}"}
+    pages = ["/api/bots", f"/api/bots/{bot_id}", "/leaderboard"]
+    for page in pages:
+        assert "Age" not in visitor.get(page).headers
+    before = generation(app)
+    csrf = csrf_of(visitor, f"/bots/{bot_id}")
+    no_ops = [
+        (303, lambda: visitor.post(f"/bots/{bot_id}/owner/sign-out", data={"csrf_token": csrf})),
+        (403, lambda: visitor.post(f"/bots/{bot_id}/owner",
+                                   data={"csrf_token": csrf, "owner_token": "wrong"})),
+        (400, lambda: visitor.post("/bots/new", data={"csrf_token": csrf, "name": "x",
+                                                      "url": "no"})),
+        (200, lambda: visitor.patch(f"/api/bots/{bot_id}", json={"paused": False},
+                                    headers=owner)),
+        (409, lambda: visitor.post("/api/bots", json={"name": "resident",
+                                                      "url": "http://h:9/"})),
+        (202, lambda: visitor.post("/api/bots", json={"name": "resident",
+                                                      "url": "http://127.0.0.1:9/r"},
+                                   headers={"Idempotency-Key": "resident-1"})),
+        (404, lambda: visitor.delete("/api/bots/999999", headers=owner)),
+    ]
+    for i, (status, op) in enumerate(no_ops):
+        assert op().status_code == status, i
+        for page in pages:  # still the stored render
+            assert visitor.get(page).headers.get("Age") == "0", (i, page)
+    assert generation(app) == before
+
+
+@both_backends
+def test_every_real_change_empties_the_cache(cached_app: tuple[Flask, Clock],
+                                             four_bots: list[int]) -> None:
+    """A pause, a deletion, an operator's step (committed inside the service, on a
+    connection of its own): each is seen at once, here and through the shared tier."""
+    app, _ = cached_app
+    client = app.test_client()
+    r = client.post("/api/bots", json={"name": "changer", "url": "http://127.0.0.1:9/c"})
+    bot_id, token = r.get_json()["bot"]["id"], r.get_json()["token"]
+    owner = {"Authorization": f"Bearer {token}"}
+    shown = client.get(f"/api/bots/{bot_id}").get_json()["updated_at"]
+    before = generation(app)
+    paused = client.patch(f"/api/bots/{bot_id}", json={"paused": True}, headers=owner)
+    assert paused.status_code == 200 and paused.get_json()["updated_at"] != shown
+    assert client.get(f"/api/bots/{bot_id}").get_json()["updated_at"] != shown
+    assert generation(app) != before
+    assert client.delete(f"/api/bots/{bot_id}", headers=owner).status_code == 204
+    assert client.get(f"/api/bots/{bot_id}").status_code == 404
+    t = client.post("/api/tournaments", json={"format": "round_robin", "bots": four_bots},
+                    headers=admin_headers()).get_json()
+    assert client.get(f"/api/tournaments/{t['id']}").get_json()["state"] == "created"
+    assert client.post(f"/api/tournaments/{t['id']}/cancel",
+                       headers=admin_headers()).status_code == 200
+    assert client.get(f"/api/tournaments/{t['id']}").get_json()["state"] == "cancelled"

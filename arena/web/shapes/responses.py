@@ -139,9 +139,13 @@ class Bot(Answer):
     pending_url: str | None = Field(None, description="a new URL being checked (owner only)")
 
 
+SECRETS_WITHHELD = ("the secrets this replay of an Idempotency-Key without a bearer token or "
+                    "an issued key leaves out (null above): docs/api.md")
+
+
 class SigningSecret(Answer):
     bot_id: int
-    signing_secret: str = Field(description="the new secret, shown only in this answer")
+    signing_secret: str | None = Field(description="the new secret, shown only in this answer")
     signing_generation: int
     signing_note: str
 
@@ -154,11 +158,19 @@ class BotChecking(Answer):
 
 
 class BotCreated(BotChecking):
-    token: str = Field(description="the owner token, shown only in this answer")
+    token: str | None = Field(description="the owner token, shown only in this answer (null in "
+                              "a replay that withholds it, see secrets_withheld)")
     token_note: str
-    signing_secret: str = Field(description="the bot's request-signing secret, shown once")
+    signing_secret: str | None = Field(description="the bot's request-signing secret, shown "
+                                       "once (null in a replay that withholds it)")
     signing_generation: int
     signing_note: str
+    secrets_withheld: list[str] | None = Field(None, description=SECRETS_WITHHELD)
+
+
+class IssuedKey(Answer):
+    key: str = Field(description="an Idempotency-Key for one creating request and its retries")
+    note: str
 
 
 class BotVersion(Answer):
