@@ -323,7 +323,9 @@ def test_with_the_response_cache_on_an_owners_pages_are_theirs_alone(
     owner, stranger = cached.test_client(), cached.test_client()
     page = f"/bots/{played.bot_id}"
     assert "Your bot's last calls" not in stranger.get(page).get_data(as_text=True)
-    assert stranger.get(page).headers.get("Age") == "0"  # the public page is shared
+    # The public page is shared: answered from the cache (its Age counts real seconds, so a
+    # render slower than a second under load makes it 1, not 0).
+    assert "Age" in stranger.get(page).headers
     assert sign_in(owner, played.bot_id, played.token).status_code == 303
     mine = owner.get(page)
     assert "Age" not in mine.headers and "Your bot's last calls" in mine.get_data(as_text=True)
