@@ -9,7 +9,10 @@ Two questions:
    lookups, which BotClient skips too), measured interleaved (rotating order)
    in one run so that drift in machine load hits all equally.  Target: ratio
    <= 1.3 at the median against both baselines.  ``new_connections_during_run``
-   shows keep-alive reuse (0 after warm-up).
+   shows keep-alive reuse (0 after warm-up).  The same client signing every request as
+   the arena does (``botclient_signed``: version 2 with one secret, plus version 1 during the
+   transition) is measured in the same rotation: ``ratio_signed_vs_unsigned`` is what
+   signing adds to a call.
 2. Deadline precision: how long past a 100 ms deadline a hanging bot and a
    bot trickling its body (one byte every 10 ms, which no per-read timeout
    catches) hold the caller, for every body framing (keep-alive or close,
@@ -42,6 +45,7 @@ from referee.wire.httpbot import BotClient, Fault
 from referee.wire.netguard import NetPolicy
 
 Handler = Callable[[socket.socket, threading.Event], None]
+SECRET = b"DUFLI6Ma1-aOxJAagp3Dx2p5GZP-eHP3rd-qtiO6fDs"  # a bot's secret, 43 characters
 ANSWER = json.dumps({"play": ["3D", "3C"], "note": "x" * 64}).encode()
 RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
             + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
@@ -168,6 +172,7 @@ def bench_overhead(calls: int) -> dict[str, object]:
     server = Server(fast)
     payload = {"hand": ["3D", "4C", "5H", "6S"], "table": [], "seat": 1}
     client = BotClient(server.url, policy=NetPolicy(allow_private=True))
+    signed = BotClient(server.url, policy=NetPolicy(allow_private=True), secret=SECRET)
     bare = requests.Session()
     # A second baseline without requests' per-call environment lookups (proxy
     # variables, .netrc), which BotClient also skips: the tighter comparison.
@@ -177,11 +182,18 @@ def bench_overhead(calls: int) -> dict[str, object]:
     ours: list[float] = []
     theirs: list[float] = []
     leans: list[float] = []
+    signs: list[float] = []
 
     def run_ours() -> None:
         t = time.perf_counter()
         r = client.call("/move", payload, 1.0)
         ours.append(time.perf_counter() - t)
+        assert r.ok, r
+
+    def run_signed() -> None:
+        t = time.perf_counter()
+        r = signed.call("/move", payload, 1.0)
+        signs.append(time.perf_counter() - t)
         assert r.ok, r
 
     def run_bare() -> None:
@@ -196,25 +208,28 @@ def bench_overhead(calls: int) -> dict[str, object]:
         resp.json()
         leans.append(time.perf_counter() - t)
 
-    runners = [run_ours, run_bare, run_lean]
+    runners = [run_ours, run_bare, run_lean, run_signed]
     for _ in range(50):  # warm up all pools and code paths
         for run in runners:
             run()
     ours.clear()
     theirs.clear()
     leans.clear()
+    signs.clear()
     connections_before = server.connections
     for i in range(calls):
-        shift = i % 3  # rotate the order so no side always goes first
+        shift = i % len(runners)  # rotate the order so no side always goes first
         for run in runners[shift:] + runners[:shift]:
             run()
     new_connections = server.connections - connections_before
     client.close()
+    signed.close()
     bare.close()
     lean.close()
     server.close()
     med_ours, med_bare = statistics.median(ours), statistics.median(theirs)
     med_lean = statistics.median(leans)
+    med_signed = statistics.median(signs)
     return {
         "calls_each": calls,
         "botclient_median_us": round(med_ours * 1e6, 1),
@@ -222,6 +237,8 @@ def bench_overhead(calls: int) -> dict[str, object]:
         "bare_requests_no_env_median_us": round(med_lean * 1e6, 1),
         "ratio_median": round(med_ours / med_bare, 3),
         "ratio_median_vs_no_env": round(med_ours / med_lean, 3),
+        "botclient_signed_median_us": round(med_signed * 1e6, 1),
+        "ratio_signed_vs_unsigned": round(med_signed / med_ours, 3),
         "botclient_p99_us": round(pct(ours, 0.99) * 1e6, 1),
         "bare_requests_p99_us": round(pct(theirs, 0.99) * 1e6, 1),
         "new_connections_during_run": new_connections,

@@ -10,6 +10,7 @@ import json
 from referee.runner.health import health_check
 from referee.wire.netguard import NetPolicy
 
+from .signing_args import add_signing_arguments, signing_of
 from .terminal import echo
 
 
@@ -18,9 +19,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("url")
     ap.add_argument("--allow-private", action="store_true")
     ap.add_argument("--deadline-ms", type=int, default=1000)
+    add_signing_arguments(ap)
     args = ap.parse_args(argv)
+    secrets, legacy_v1 = signing_of(args)
     result = health_check(
-        args.url, NetPolicy(allow_private=args.allow_private), deadline_ms=args.deadline_ms
+        args.url, NetPolicy(allow_private=args.allow_private), deadline_ms=args.deadline_ms,
+        secrets=secrets, legacy_v1=legacy_v1,
     )
     echo(json.dumps(result.to_json(), indent=2))
     return 0 if result.ok else 1

@@ -17,6 +17,7 @@ from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer
 
 from .report import deal_line, result_table
+from .signing_args import add_signing_arguments, signing_of
 from .terminal import echo
 
 
@@ -40,7 +41,7 @@ def main(argv: list[str]) -> int:
         default=Limits.max_strikes,
         help="strikes that forfeit a seat (0: never)",
     )
-    ap.add_argument("--secret", help="sign requests with this HMAC secret")
+    add_signing_arguments(ap)
     ap.add_argument("--match-id", default=None)
     args = ap.parse_args(argv)
     rules = find_ruleset(args.ruleset)
@@ -54,8 +55,9 @@ def main(argv: list[str]) -> int:
         max_strikes=args.max_strikes or None,
     )
     policy = NetPolicy(allow_private=args.allow_private)
-    secret = args.secret.encode() if args.secret else None
-    players = [HttpPlayer(u, secret=secret, policy=policy) for u in args.urls]
+    secrets, legacy_v1 = signing_of(args)
+    players = [HttpPlayer(u, secrets=secrets, legacy_v1=legacy_v1, policy=policy)
+               for u in args.urls]
     try:
         rec = run_match(rules, players, args.seed, args.deals, limits, match_id=args.match_id)
     finally:

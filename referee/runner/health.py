@@ -35,6 +35,7 @@ from referee.wire.httpbot import DEFAULT_MAX_BODY, BotClient, CallResult, Fault
 from referee.wire.netguard import DEFAULT_POLICY, NetPolicy
 from referee.wire.players import EXCEPTION, HttpPlayer, LocalPlayer, Player, Reply
 from referee.wire.protocol import check_description
+from referee.wire.signing import LEGACY_V1_DEFAULT
 
 from .faults import ANSWER_TEXTS, TRANSPORT_TEXTS, plain_fault
 from .match import Limits, TurnRecord, deal_seed, run_match
@@ -300,6 +301,8 @@ def health_check(
     policy: NetPolicy = DEFAULT_POLICY,
     *,
     secret: bytes | None = None,
+    secrets: Sequence[bytes] = (),
+    legacy_v1: bool = LEGACY_V1_DEFAULT,
     deadline_ms: int = 1000,
     describe_deadline_ms: int = 2000,
     rules: RuleSet | None = None,
@@ -310,8 +313,11 @@ def health_check(
     """Check the bot at ``url`` (see the module docstring); never raises for the bot's faults.
 
     A URL refused by ``policy`` fails with a ``refused_address``/``bad_url`` reason.
+    ``secrets`` (current first; ``secret`` for one) and ``legacy_v1`` sign the requests as
+    in matches (:class:`referee.wire.httpbot.BotClient`).
     """
-    with BotClient(url, secret=secret, policy=policy, max_body=max_body) as client:
+    with BotClient(url, secret=secret, secrets=secrets, legacy_v1=legacy_v1, policy=policy,
+                   max_body=max_body) as client:
         return check_player(
             _StatusHttpPlayer(url, client=client),
             deadline_ms=deadline_ms,

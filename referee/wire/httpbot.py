@@ -75,14 +75,18 @@ object at top level).
 
 Request signing
 ---------------
-With a ``secret``, every request carries::
+With ``secrets`` (the bot's, current first), every request, retries included, carries version
+2 of the scheme (:mod:`referee.wire.signing`, ``docs/protocol.md``)::
 
     X-BigTwo-Timestamp: <unix seconds, decimal integer>
-    X-BigTwo-Signature: sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>
+    X-BigTwo-Request-Id: <32 lowercase hex characters, fresh for every attempt>
+    X-BigTwo-Signatures: v2=<hex>[, v2=<hex>]     one entry per secret, in the order given
 
-where ``body`` is the exact bytes sent (empty for GET).  A bot verifies with
-:func:`verify_signature`, which also rejects timestamps more than
-``max_skew_s`` away from its clock to limit replay.
+signing the method, the request target exactly as it stands on the request line, the
+timestamp, the request id and the exact body bytes; and, while ``legacy_v1`` is on (the
+transition), the version 1 header ``X-BigTwo-Signature: sha256=<hex>`` under the first secret.
+A retry on a fresh connection gets a new request id: a bot that saw the first attempt (and
+remembers its id to refuse replays) must not refuse the second.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, TypeVar
@@ -117,7 +121,17 @@ from referee.wire.netguard import (
     check_url,
     resolve_checked,
 )
-from referee.wire.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, verify_signature
+from referee.wire.signing import (
+    LEGACY_V1_DEFAULT,
+    REQUEST_ID_HEADER,
+    SIGNATURE_HEADER,
+    SIGNATURES_HEADER,
+    TIMESTAMP_HEADER,
+    Signer,
+    new_request_id,
+    sign,
+    verify_signature,
+)
 
 __all__ = [
     "DEFAULT_ERROR_BODY_MAX",
@@ -127,6 +141,8 @@ __all__ = [
     "MAX_CONNECT_ATTEMPTS_PER_FAMILY",
     "MAX_HEADERS",
     "MAX_INFORMATIONAL",
+    "REQUEST_ID_HEADER",
+    "SIGNATURES_HEADER",
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "BotClient",
@@ -218,7 +234,11 @@ def _fail(
 # --------------------------------------------------------------------------- signing
 
 
-# sign and verify_signature live in referee.wire.signing (imported above).
+# The scheme lives in referee.wire.signing (imported above); these are its header lines.
+_TIMESTAMP_LINE: Final = f"{TIMESTAMP_HEADER}: ".encode("ascii")
+_REQUEST_ID_LINE: Final = f"{REQUEST_ID_HEADER}: ".encode("ascii")
+_SIGNATURES_LINE: Final = f"{SIGNATURES_HEADER}: ".encode("ascii")
+_SIGNATURE_LINE: Final = f"{SIGNATURE_HEADER}: ".encode("ascii")
 
 
 # --------------------------------------------------------------------------- faults as exceptions
@@ -557,7 +577,10 @@ class BotClient:
     reached (see :mod:`referee.wire.netguard`); ``resolver`` replaces the system
     resolver (tests, or a caching resolver); ``ca_bundle`` replaces the system
     trust store for https (tests); ``error_body_max`` is how many bytes of a non-2xx
-    answer's body are read and kept (0: none, the call ends at the status line).  A
+    answer's body are read and kept (0: none, the call ends at the status line).
+    ``secrets`` sign every request (version 2, one ``v2=`` entry per secret, current first;
+    ``secret`` is the same for one secret); ``legacy_v1`` adds the version 1 header under the
+    first secret, for bots written against it (see the module docstring).  A
     malformed or refused URL does not raise
     here: every call then returns a ``BAD_URL``/``REFUSED_ADDRESS`` fault, so a
     bad registration costs a bot its games, not the referee its loop.
@@ -570,6 +593,8 @@ class BotClient:
         base_url: str,
         *,
         secret: bytes | None = None,
+        secrets: Sequence[bytes] = (),
+        legacy_v1: bool = LEGACY_V1_DEFAULT,
         policy: NetPolicy = DEFAULT_POLICY,
         max_body: int = DEFAULT_MAX_BODY,
         user_agent: str = DEFAULT_USER_AGENT,
@@ -582,11 +607,15 @@ class BotClient:
             raise ValueError("max_body must be >= 0")
         if error_body_max < 0:
             raise ValueError("error_body_max must be >= 0")
+        if secret is not None and secrets:
+            raise ValueError("give secret or secrets, not both")
         self.base_url = base_url
         self.policy = policy
         self.max_body = max_body
         self.error_body_max = min(error_body_max, max_body)
-        self._secret = secret
+        self._secrets: tuple[bytes, ...] = (secret,) if secret is not None else tuple(secrets)
+        self._signer = Signer(self._secrets)
+        self._legacy_v1 = legacy_v1
         self._resolver = resolver
         self._ca_bundle = ca_bundle
         self._pool_maxsize = pool_maxsize
@@ -677,9 +706,8 @@ class BotClient:
         where = f"{target.base_path}/{path.lstrip('/')}"
         if target.query:  # before the query: /s3cr3t?key=k + /move is /s3cr3t/move?key=k
             where = f"{where}?{target.query}"
-        request = self._request(method, where, body)
         try:
-            status, raw = self._send_with_retry(request, deadline)
+            status, raw = self._send_with_retry(method, where, body, deadline)
         except _CallFaultError as exc:
             fault, detail, status_seen, error_body = exc.fault, exc.detail, exc.status, exc.body
         except (GuardError, OSError, h11.RemoteProtocolError) as exc:
@@ -709,11 +737,12 @@ class BotClient:
 
         The fixed part (request line, Host, User-Agent, ...) is serialised by h11 once per
         (method, target), which validates it; what varies per call is digits and hex only
-        (Content-Length, timestamp, signature).  h11 is told about the request with an event
-        holding only the method, target and Host, as if it had no body: that is all it uses
-        to read the response (HEAD or CONNECT framing, keep-alive, 100-continue, none of
-        which the other headers or the body change).  Validating every header on every
-        call was the largest part of the client's CPU per call.
+        (Content-Length, timestamp, request id, signatures).  Called once per attempt: a
+        retry is signed afresh, with a request id of its own.  h11 is told about the request
+        with an event holding only the method, target and Host, as if it had no body: that
+        is all it uses to read the response (HEAD or CONNECT framing, keep-alive,
+        100-continue, none of which the other headers or the body change).  Validating every
+        header on every call was the largest part of the client's CPU per call.
         """
         head = self._heads.get((method, target))
         if head is None:
@@ -737,22 +766,36 @@ class BotClient:
         parts = [head]
         if body is not None:
             parts.append(b"Content-Length: %d\r\n" % len(body))
-        if self._secret is not None:
-            timestamp = str(int(time.time()))
-            signature = sign(self._secret, timestamp, body or b"")
-            parts.append(f"{TIMESTAMP_HEADER}: {timestamp}\r\n".encode("ascii"))
-            parts.append(f"{SIGNATURE_HEADER}: {signature}\r\n".encode("ascii"))
+        if self._secrets:
+            parts.append(self._signature_lines(method, target, body or b""))
         parts.append(b"\r\n")
         if body:
             parts.append(body)
         return _Request(b"".join(parts), event)
 
+    def _signature_lines(self, method: str, target: str, body: bytes) -> bytes:
+        """The signature header lines of one attempt: a new timestamp and request id."""
+        timestamp = str(int(time.time()))
+        request_id = new_request_id()
+        value = self._signer.signatures(method, target, timestamp, request_id, body)
+        lines = b"".join((
+            _TIMESTAMP_LINE, timestamp.encode("ascii"), b"\r\n",
+            _REQUEST_ID_LINE, request_id.encode("ascii"), b"\r\n",
+            _SIGNATURES_LINE, value.encode("ascii"), b"\r\n",
+        ))
+        if self._legacy_v1:
+            v1 = sign(self._secrets[0], timestamp, body)
+            lines += _SIGNATURE_LINE + v1.encode("ascii") + b"\r\n"
+        return lines
+
     def _send_with_retry(
-        self, request: _Request, deadline: float
+        self, method: str, target: str, body: bytes | None, deadline: float
     ) -> tuple[int, bytes]:
-        """One exchange; a reused connection that turned out stale is replaced and retried."""
+        """One exchange; a reused connection that turned out stale is replaced and retried
+        (each attempt signed afresh, see :meth:`_request`)."""
         retries = self._pool_maxsize
         while True:
+            request = self._request(method, target, body)
             conn, reused = self._checkout(deadline)
             done = False
             try:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from .httpbot import DEFAULT_ERROR_BODY_MAX, DEFAULT_MAX_BODY, BotClient, CallRe
 from .netguard import DEFAULT_POLICY, NetPolicy
 from .protocol import PROTOCOL_VERSION
 from .redact import UrlRedactor, scrub_generic
+from .signing import LEGACY_V1_DEFAULT
 
 EXCEPTION = "exception"
 """Fault of a :class:`LocalPlayer` whose function raised."""
@@ -116,7 +117,8 @@ class Player(ABC):
 class HttpPlayer(Player):
     """A bot at ``url``, called through one pooled keep-alive :class:`BotClient`.
 
-    ``secret`` signs every request (see :mod:`referee.wire.httpbot`); ``policy`` says which
+    ``secrets`` (current first; ``secret`` for one) sign every request and ``legacy_v1`` adds
+    the version 1 header (see :mod:`referee.wire.httpbot`); ``policy`` says which
     addresses may be reached (the default allows public addresses only); ``label`` names the
     seat in the match record; ``error_body_max`` how much of a non-2xx answer's body is kept
     (:class:`BotClient`).  Every :class:`Reply` it returns has its detail scrubbed of the
@@ -129,6 +131,8 @@ class HttpPlayer(Player):
         url: str,
         *,
         secret: bytes | None = None,
+        secrets: Sequence[bytes] = (),
+        legacy_v1: bool = LEGACY_V1_DEFAULT,
         policy: NetPolicy = DEFAULT_POLICY,
         max_body: int = DEFAULT_MAX_BODY,
         client: BotClient | None = None,
@@ -138,8 +142,9 @@ class HttpPlayer(Player):
         self.url = url
         self.label = label
         self._redactor = UrlRedactor([url])
-        self.client = client or BotClient(url, secret=secret, policy=policy, max_body=max_body,
-                                          error_body_max=error_body_max)
+        self.client = client or BotClient(url, secret=secret, secrets=secrets,
+                                          legacy_v1=legacy_v1, policy=policy,
+                                          max_body=max_body, error_body_max=error_body_max)
 
     def scrub(self, text: str) -> str:
         return self._redactor.scrub(text)

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 __all__ = [
+    "LEGACY_V1_DEFAULT",
     "MAX_SKEW_S",
     "REPLAY_CACHE_MAX",
     "REPLAY_WINDOW_S",
@@ -51,6 +52,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
     "ReplayCache",
+    "Signer",
     "new_request_id",
     "parse_signatures",
     "sign",
@@ -72,6 +74,12 @@ REQUEST_ID_HEADER: Final = "X-BigTwo-Request-Id"
 
 SIGNATURES_HEADER: Final = "X-BigTwo-Signatures"
 """Version 2 onwards: a comma-separated list of ``version=hex`` signatures."""
+
+LEGACY_V1_DEFAULT: Final = True
+"""Whether senders (:class:`referee.wire.httpbot.BotClient`, the CLI, the health check) add
+the version 1 header by default: on during the transition, so bots written against version 1
+keep working.  The arena has its own switch (``SIGNATURE_V1``); docs/protocol.md says when
+this default turns off."""
 
 MAX_SKEW_S: Final = 300
 """How far (seconds) a request's timestamp may be from the bot's clock, either way."""
@@ -164,6 +172,29 @@ def signatures_value(
     return ", ".join(
         "v2=" + sign_v2(key, method, target, timestamp, request_id, body) for key in secrets
     )
+
+
+class Signer:
+    """:func:`signatures_value` for fixed secrets, with each key's HMAC state computed once:
+    a sender signs every request to a bot with the same secrets (the arena's hot path)."""
+
+    __slots__ = ("_macs",)
+
+    def __init__(self, secrets: Sequence[bytes]) -> None:
+        self._macs = [hmac.new(key, digestmod=hashlib.sha256) for key in secrets]
+
+    def signatures(
+        self, method: str, target: str, timestamp: int | str, request_id: str, body: bytes
+    ) -> str:
+        """The same value as :func:`signatures_value` with these secrets."""
+        head = v2_message(method, target, timestamp, request_id, b"")
+        entries = []
+        for base in self._macs:
+            mac = base.copy()
+            mac.update(head)
+            mac.update(body)
+            entries.append("v2=" + mac.hexdigest())
+        return ", ".join(entries)
 
 
 def parse_signatures(value: str) -> list[tuple[str, str]]:

@@ -325,6 +325,22 @@ def one_answer_then_close(conn: socket.socket, bot: BadBot) -> None:
     conn.sendall(response_bytes(b'{"a": 1}'))
 
 
+def answer_then_read_and_close(conn: socket.socket, bot: BadBot) -> None:
+    """Answer the first request of a connection; read the second and close unanswered.
+
+    What a bot whose idle timeout fires just as the next request arrives looks like: the
+    referee retries that request on a fresh connection (which this answers again)."""
+    buf = bytearray()
+    req = read_request(conn, buf)
+    if req is None:
+        return
+    bot.record(req)
+    conn.sendall(response_bytes(b'{"a": 1}'))
+    req = read_request(conn, buf)
+    if req is not None:
+        bot.record(req)
+
+
 # --------------------------------------------------------------------------- framings x phases
 # Every way an HTTP/1.x response can delimit its body, so deadline tests can show that none
 # of them stretches the call: the client must stop at its deadline whichever framing the bot

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game.cards import card_text
-from referee.wire.httpbot import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature
+from referee.wire.signing import (
+    REQUEST_ID_HEADER,
+    SIGNATURES_HEADER,
+    TIMESTAMP_HEADER,
+    ReplayCache,
+    verify_v2,
+)
 from tests.referee.badbots import BadBot, Request, read_request, response_bytes
 
 Policy = Callable[[dict[str, Any]], dict[str, Any]]
@@ -53,6 +59,10 @@ class ProtocolBot:
     ends: list[dict[str, Any]] = field(default_factory=list)
     describes: int = 0
     bad_signatures: int = 0
+    """Requests whose version 2 signature did not verify, or that replayed an accepted one
+    (the reasons are in ``signature_problems``)."""
+    signature_problems: list[str] = field(default_factory=list)
+    replay_cache: ReplayCache = field(default_factory=ReplayCache)
     keys: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
@@ -65,16 +75,23 @@ class ProtocolBot:
         return self.keys.setdefault(key, len(self.keys))
 
     def _check_signature(self, req: Request) -> None:
+        """Verify as a careful bot does (version 2, remembering request ids): a stale-connection
+        retry is signed afresh, so it must never read as a replay."""
         if self.secret is None:
             return
-        ok = verify_signature(
-            self.secret,
-            req.headers.get(TIMESTAMP_HEADER.lower(), ""),
+        problem = verify_v2(
+            [self.secret],
+            req.method,
+            req.path,
             req.body,
-            req.headers.get(SIGNATURE_HEADER.lower(), ""),
+            timestamp=req.headers.get(TIMESTAMP_HEADER.lower()),
+            request_id=req.headers.get(REQUEST_ID_HEADER.lower()),
+            signatures=req.headers.get(SIGNATURES_HEADER.lower()),
+            replay_cache=self.replay_cache,
         )
-        if not ok:
+        if problem is not None:
             self.bad_signatures += 1
+            self.signature_problems.append(problem[0])
 
     def serve(self, conn: socket.socket, server: BadBot) -> None:
         buf = bytearray()

@@ -94,6 +94,24 @@ def test_health_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert "names an address the arena does not call" in capsys.readouterr().out
 
 
+def test_play_and_health_sign_as_the_arena(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--secret`` signs every request (version 2, one entry per comma-separated secret, as
+    in a rotation's grace period; plus version 1 unless ``--no-signature-v1``)."""
+    bots = [pb.ProtocolBot(name=f"s{i}", secret=b"old" if i % 2 else b"new") for i in range(4)]
+    with pb.running(*bots):
+        assert main(["play", *[b.url for b in bots], "--deals", "1", "--allow-private",
+                     "--secret", "new,old", "--no-signature-v1"]) == 0
+        played = [list(b.server.requests) for b in bots if b.server is not None]
+        assert main(["health", bots[1].url, "--allow-private", "--secret", "old"]) == 0
+        assert bots[1].server is not None
+        checked = bots[1].server.requests[len(played[1]):]
+    capsys.readouterr()
+    assert all(played) and checked
+    assert all(b.bad_signatures == 0 for b in bots), [b.signature_problems for b in bots]
+    assert not any("x-bigtwo-signature" in r.headers for reqs in played for r in reqs)
+    assert all("x-bigtwo-signature" in r.headers for r in checked)
+
+
 def test_protocol_example_command_runs_as_a_module() -> None:
     out = subprocess.run([sys.executable, "-m", "referee", "protocol-example"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import socket
 import ssl
 import threading
@@ -29,6 +30,14 @@ from referee.wire.httpbot import (
     verify_signature,
 )
 from referee.wire.netguard import NetPolicy
+from referee.wire.signing import (
+    REQUEST_ID_HEADER,
+    SIGNATURES_HEADER,
+    ReplayCache,
+    parse_signatures,
+    request_id_ok,
+    verify_v2,
+)
 from tests.referee import badbots as bb
 
 LOCAL = NetPolicy(allow_private=True)
@@ -376,22 +385,83 @@ def test_unserialisable_payload_is_the_callers_bug() -> None:
 # --------------------------------------------------------------------------- signing
 
 
+def v2_problem(req: bb.Request, secrets: list[bytes],
+               cache: ReplayCache | None = None) -> str | None:
+    """What a bot verifying version 2 says of a request as it arrived (None: accepted)."""
+    problem = verify_v2(
+        secrets, req.method, req.path, req.body,
+        timestamp=req.headers.get(TIMESTAMP_HEADER.lower()),
+        request_id=req.headers.get(REQUEST_ID_HEADER.lower()),
+        signatures=req.headers.get(SIGNATURES_HEADER.lower()),
+        replay_cache=cache,
+    )
+    return None if problem is None else problem[0]
+
+
 def test_signature_round_trip() -> None:
     secret = b"s3cret-for-alice"
     with (bb.serving(bb.good_json()) as bot,
-          BotClient(bot.url, policy=LOCAL, secret=secret) as client):
+          BotClient(bot.url + "/p?k=v", policy=LOCAL, secret=secret) as client):
         assert client.call("/move", {"seat": 2, "hand": ["3D"]}, AMPLE).ok
         assert client.get("/info", AMPLE).ok
+    assert [(r.method, r.path) for r in bot.requests] == [("POST", "/p/move?k=v"),
+                                                         ("GET", "/p/info?k=v")]
+    cache = ReplayCache()
     for req in bot.requests:
         ts = req.headers[TIMESTAMP_HEADER.lower()]
+        assert abs(int(ts) - time.time()) < 60
+        assert re.fullmatch(r"v2=[0-9a-f]{64}", req.headers[SIGNATURES_HEADER.lower()])
+        assert v2_problem(req, [secret], cache) is None
+        assert v2_problem(req, [secret], cache) == "replayed"
+        assert v2_problem(req, [b"other secret"]) == "bad_signature"
+        assert v2_problem(bb.Request(req.method, req.path, req.headers, req.body + b" "),
+                          [secret]) == "bad_signature"
+        # Version 1 travels alongside during the transition (same secret, same timestamp).
         sig = req.headers[SIGNATURE_HEADER.lower()]
         assert sig.startswith("sha256=") and len(sig) == 7 + 64
-        assert abs(int(ts) - time.time()) < 60
         assert verify_signature(secret, ts, req.body, sig)
-        assert not verify_signature(b"other secret", ts, req.body, sig)
-        assert not verify_signature(secret, ts, req.body + b" ", sig)
         assert not verify_signature(secret, str(int(ts) + 1), req.body, sig)
     assert bot.requests[0].body == b'{"seat":2,"hand":["3D"]}'
+    ids = {r.headers[REQUEST_ID_HEADER.lower()] for r in bot.requests}
+    assert len(ids) == 2 and all(request_id_ok(i) for i in ids)
+
+
+def test_one_v2_signature_per_secret_and_v1_only_while_asked() -> None:
+    new, old = b"the-new-secret", b"the-old-secret"
+    with bb.serving(bb.good_json()) as bot:
+        with BotClient(bot.url, policy=LOCAL, secrets=[new, old], legacy_v1=False) as client:
+            assert client.call("/start", {"seat": 1}, AMPLE).ok
+        with BotClient(bot.url, policy=LOCAL, secrets=[new, old]) as client:
+            assert client.call("/start", {"seat": 1}, AMPLE).ok
+    lean, full = bot.requests
+    assert SIGNATURE_HEADER.lower() not in lean.headers
+    for req in (lean, full):
+        entries = parse_signatures(req.headers[SIGNATURES_HEADER.lower()])
+        assert [v for v, _ in entries] == ["v2", "v2"]
+        assert v2_problem(req, [new]) is None and v2_problem(req, [old]) is None
+        assert v2_problem(req, [b"third"]) == "bad_signature"
+    # Version 1 carries one signature: the first (current) secret's.
+    ts = full.headers[TIMESTAMP_HEADER.lower()]
+    assert verify_signature(new, ts, full.body, full.headers[SIGNATURE_HEADER.lower()])
+    assert not verify_signature(old, ts, full.body, full.headers[SIGNATURE_HEADER.lower()])
+    with pytest.raises(ValueError, match="not both"):
+        BotClient("http://127.0.0.1:9", policy=LOCAL, secret=new, secrets=[old])
+
+
+def test_a_retried_request_is_signed_afresh() -> None:
+    """The stale-connection retry sends the request again: with a new request id (and a
+    valid signature), so a bot that remembers ids and saw the first attempt answers it."""
+    secret = b"s3cret"
+    with (bb.serving(bb.answer_then_read_and_close) as bot,
+          BotClient(bot.url, policy=LOCAL, secret=secret) as client):
+        assert client.call("/move", {"i": 0}, AMPLE).ok
+        assert client.call("/move", {"i": 1}, AMPLE).ok  # read, dropped, then retried
+    first, dropped, retried = bot.requests
+    assert dropped.body == retried.body == b'{"i":1}'
+    assert bot.connections == 2
+    cache = ReplayCache()
+    assert [v2_problem(r, [secret], cache) for r in (first, dropped, retried)] == [None] * 3
+    assert dropped.headers[REQUEST_ID_HEADER.lower()] != retried.headers[REQUEST_ID_HEADER.lower()]
 
 
 def test_verify_signature_rejects_stale_and_malformed() -> None:

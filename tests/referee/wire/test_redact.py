@@ -198,6 +198,7 @@ def test_the_secret_path_and_query_reach_the_bot_and_every_call_is_signed() -> N
     """The URL is private, not crippled: the bot is called at its path with its query, and
     (with a secret) every request, GET included, carries a valid signature."""
     from referee.wire.httpbot import verify_signature
+    from referee.wire.signing import verify_v2
 
     secret = b"DUFLI6Ma1-aOxJAagp3Dx2p5GZP-eHP3rd-qtiO6fDs"
     with bb.serving(bb.good_json()) as bot:
@@ -209,6 +210,11 @@ def test_the_secret_path_and_query_reach_the_bot_and_every_call_is_signed() -> N
         seen = [(r.method, r.path) for r in bot.requests]
         assert seen == [("GET", "/s3cr3t-path/?key=hunter2"),
                         ("POST", "/s3cr3t-path/move?key=hunter2")]
-        for r in bot.requests:
+        for r in bot.requests:  # version 2 covers the path and query as sent
+            assert verify_v2([secret], r.method, r.path, r.body,
+                             timestamp=r.headers["x-bigtwo-timestamp"],
+                             request_id=r.headers["x-bigtwo-request-id"],
+                             signatures=r.headers["x-bigtwo-signatures"],
+                             replay_cache=None) is None
             assert verify_signature(secret, r.headers["x-bigtwo-timestamp"], r.body,
                                     r.headers["x-bigtwo-signature"])
