@@ -19,8 +19,8 @@ Endpoints served:
 * ``POST /move`` calls ``choose`` and answers ``{"move": id, "turn": turn}`` (plus ``say``
   when ``choose`` returns ``(id, say)``).
 * Anything else is ``404``; a body that is not a JSON object (or a ``/move`` body without a
-  ``legal_moves`` list) is ``400`` with ``{"error": ...}``; a missing, wrong or stale
-  signature, when a secret is configured, is ``401`` with ``{"error", "reason"}``.
+  ``legal_moves`` list) is ``400`` with ``{"error": ...}``; a missing, wrong, stale or
+  replayed signature, when a secret is configured, is ``401`` with ``{"error", "reason"}``.
 * With ``path_prefix`` (``--path-prefix /s3cr3t-path``) the endpoints live under that prefix
   (``/s3cr3t-path/move``) and everything else is ``404``: register
   ``https://host/s3cr3t-path`` and keep the URL to yourself (the arena never shows it to
@@ -35,13 +35,19 @@ fallback anyway.  The server itself keeps running.
 
 **Signatures.**  Given the signing secret the arena issued for the bot (``--secret`` or the
 ``BIGTWO_SECRET`` environment variable; ``BIGTWO_BOT_SECRET`` is still read), the server
-verifies every request by default: it must carry ``X-BigTwo-Timestamp`` (unix seconds) and
-``X-BigTwo-Signature: sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`` with the
-timestamp within 300 s of the bot's clock, or it is refused with ``401``.  The secret's
-characters themselves are the HMAC key.  Several secrets separated by commas
-(``BIGTWO_SECRET=new,old``) are all accepted: that is how a bot switches after the owner
-rotated the secret without refusing a request signed with the old one.  Without a secret
-nothing is checked.
+verifies every request by default with version 2 of the scheme (docs/protocol.md, "Request
+signing"): ``X-BigTwo-Timestamp`` (unix seconds, within 300 s of the bot's clock),
+``X-BigTwo-Request-Id`` (32 lowercase hex) and ``X-BigTwo-Signatures: v2=<hex>[, v2=<hex>]``,
+an HMAC-SHA256 under the secret of ``"v2\nMETHOD\nTARGET\nTIMESTAMP\nREQUEST_ID\n" + body``
+(the target exactly as on the request line).  It remembers the ids it accepted for
+:data:`REPLAY_WINDOW_S` seconds, so a captured request is refused when sent again, to the
+same path or another.  Unsigned, wrongly signed, stale and replayed requests get ``401``
+with ``{"error", "reason"}``; so does a request signed with version 1 only
+(``X-BigTwo-Signature``, which the arena still sends alongside version 2 for older bots):
+version 1 cannot detect a replay, and accepting it would let anyone strip the version 2
+headers from a captured request and replay it.  The secret's characters themselves are the
+HMAC key.  Several secrets separated by commas (``BIGTWO_SECRET=new,old``) are all accepted.
+Without a secret nothing is checked.
 
 **Latency.**  HTTP/1.1 keep-alive (one connection per referee, reused every turn), Nagle's
 algorithm off, ``Content-Length`` on every answer, and one thread per connection.
@@ -65,6 +71,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -87,8 +94,16 @@ SECRET_ENV = "BIGTWO_SECRET"
 """Environment variable holding the signing secret (several: comma-separated)."""
 LEGACY_SECRET_ENV = "BIGTWO_BOT_SECRET"
 """Older name of :data:`SECRET_ENV`, read when it is not set."""
-SIGNATURE_HEADER = "X-BigTwo-Signature"
 TIMESTAMP_HEADER = "X-BigTwo-Timestamp"
+REQUEST_ID_HEADER = "X-BigTwo-Request-Id"
+SIGNATURES_HEADER = "X-BigTwo-Signatures"
+SIGNATURE_HEADER = "X-BigTwo-Signature"
+"""Version 1's header: still sent by the arena during the transition, never trusted here."""
+REPLAY_WINDOW_S = 2 * MAX_SKEW_S + 60
+"""How long an accepted request id is remembered: longer than any timestamp stays acceptable."""
+REPLAY_CACHE_MAX = 200_000
+"""Most request ids remembered (only signed requests are, so a stranger cannot fill it)."""
+_HEX = frozenset("0123456789abcdef")
 
 Request = dict[str, Any]
 Choose = Callable[[Request], "str | tuple[str, str]"]
@@ -178,12 +193,17 @@ def legal_ids(request: Request) -> list[str]:
 
 
 # --------------------------------------------------------------------------- signatures
+# A copy of the version 2 check (the SDK imports nothing of the project; docs/protocol.md
+# "Request signing" is the specification, and tests prove this copy agrees with the
+# referee's).
 
 
-def sign(secret: bytes, timestamp: int | str, body: bytes) -> str:
-    """The ``X-BigTwo-Signature`` value for ``body`` sent at ``timestamp``."""
-    message = str(timestamp).encode("ascii") + b"." + body
-    return "sha256=" + hmac.new(secret, message, hashlib.sha256).hexdigest()
+def sign_v2(
+    secret: bytes, method: str, target: str, timestamp: int | str, request_id: str, body: bytes
+) -> str:
+    """The hex HMAC-SHA256, under ``secret``, of the version 2 message of a request."""
+    message = f"v2\n{method.upper()}\n{target}\n{timestamp}\n{request_id}\n".encode() + body
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
 def parse_secrets(value: bytes | str | Sequence[bytes | str] | None) -> list[bytes]:
@@ -201,21 +221,76 @@ def parse_secrets(value: bytes | str | Sequence[bytes | str] | None) -> list[byt
     return [k for k in keys if k]
 
 
+class ReplayCache:
+    """The request ids this bot accepted in the last :data:`REPLAY_WINDOW_S` seconds (the
+    oldest are forgotten first beyond :data:`REPLAY_CACHE_MAX`).  Thread-safe."""
+
+    def __init__(self, window_s: float = REPLAY_WINDOW_S, max_entries: int = REPLAY_CACHE_MAX,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._window, self._max, self._clock = window_s, max_entries, clock
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def remember(self, request_id: str) -> bool:
+        """Record ``request_id``; False when it was already accepted within the window."""
+        with self._lock:
+            now = self._clock()
+            while self._seen:
+                oldest, at = next(iter(self._seen.items()))
+                if now - at <= self._window and len(self._seen) < self._max:
+                    break
+                del self._seen[oldest]
+            if request_id in self._seen:
+                return False
+            self._seen[request_id] = now
+            return True
+
+
+HeaderLookup = Callable[[str], "str | None"]
+"""How the check reads a request header by name (e.g. ``handler.headers.get``)."""
+
+
 def signature_problem(
     secrets: bytes | Sequence[bytes],
-    timestamp: str | None,
+    method: str,
+    target: str,
     body: bytes,
-    header: str | None,
+    header: HeaderLookup,
+    *,
+    replay_cache: ReplayCache | None = None,
     now: float | None = None,
 ) -> tuple[str, str] | None:
-    """Why a request's signature headers are not acceptable, as ``(reason, message)``, or
-    None when they are valid under one of ``secrets`` and fresh."""
+    """Why a request is not acceptable, as ``(reason, message)``, or None when its version 2
+    signature verifies under one of ``secrets``, its timestamp is fresh and (with a
+    ``replay_cache``) its request id was not accepted before.
+
+    ``target`` is the request target exactly as on the request line (path and query).  A
+    request that carries only the version 1 header is refused (``signature_v1_only``): it
+    can be replayed, and the arena sends version 2 to every bot."""
     keys = [secrets] if isinstance(secrets, bytes) else list(secrets)
-    if not timestamp or not header:
-        missing = " and ".join(
-            h for h, v in ((TIMESTAMP_HEADER, timestamp), (SIGNATURE_HEADER, header)) if not v
+    timestamp = header(TIMESTAMP_HEADER)
+    request_id = header(REQUEST_ID_HEADER)
+    signatures = header(SIGNATURES_HEADER)
+    if not signatures and header(SIGNATURE_HEADER):
+        return "signature_v1_only", (
+            f"this request carries only the version 1 signature ({SIGNATURE_HEADER}), which "
+            f"does not protect against replays; this bot requires version 2 "
+            f"({SIGNATURES_HEADER} with {REQUEST_ID_HEADER}): upgrade the program that sent "
+            "it (the arena and python -m referee send both versions)"
         )
-        return "signature_missing", f"this bot only answers signed requests: {missing} missing"
+    missing = [
+        name
+        for name, value in ((TIMESTAMP_HEADER, timestamp), (REQUEST_ID_HEADER, request_id),
+                            (SIGNATURES_HEADER, signatures))
+        if not value
+    ]
+    if missing or not timestamp or not request_id or not signatures:
+        return "signature_missing", (
+            f"this bot only answers signed requests: {' and '.join(missing)} missing"
+        )
     if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
         return "bad_timestamp", f"{TIMESTAMP_HEADER} must be unix seconds (a decimal integer)"
     current = time.time() if now is None else now
@@ -226,26 +301,46 @@ def signature_problem(
             f"this bot's clock (at most {MAX_SKEW_S} s accepted): a replayed request, or a "
             "clock that needs fixing"
         )
-    sent = header.strip().encode("utf-8", "replace")
-    for key in keys:
-        if hmac.compare_digest(sign(key, timestamp, body).encode("ascii"), sent):
-            return None
-    return "bad_signature", (
-        f"{SIGNATURE_HEADER} does not match: the request was not signed with this bot's "
-        "secret (rotated? set the new one) or was changed on the way"
-    )
+    if len(request_id) != 32 or not set(request_id) <= _HEX:
+        return "bad_request_id", f"{REQUEST_ID_HEADER} must be 32 lowercase hex characters"
+    offered = []
+    for entry in signatures.split(","):
+        version, sep, digest = entry.strip().partition("=")
+        if sep and version.strip() == "v2" and digest.strip():
+            offered.append(digest.strip().encode("utf-8", "replace"))
+    if not offered:
+        return "signature_missing", f"{SIGNATURES_HEADER} has no v2 signature"
+    if not any(
+        hmac.compare_digest(sign_v2(key, method, target, timestamp, request_id, body).encode(),
+                            digest)
+        for key in keys
+        for digest in offered
+    ):
+        return "bad_signature", (
+            f"{SIGNATURES_HEADER} does not match: the request was not signed with this bot's "
+            "secret (rotated? set the new one), was changed on the way, or was sent to another "
+            "path or with another method than it was signed for"
+        )
+    if replay_cache is not None and not replay_cache.remember(request_id):
+        return "replayed", (
+            f"{REQUEST_ID_HEADER} {request_id} was already accepted: a replayed request"
+        )
+    return None
 
 
 def signature_ok(
-    secret: bytes | Sequence[bytes],
-    timestamp: str | None,
+    secrets: bytes | Sequence[bytes],
+    method: str,
+    target: str,
     body: bytes,
-    header: str | None,
+    header: HeaderLookup,
+    *,
+    replay_cache: ReplayCache | None = None,
     now: float | None = None,
 ) -> bool:
-    """Whether the signature headers of a request are valid (under one of the secrets) and
-    fresh."""
-    return signature_problem(secret, timestamp, body, header, now) is None
+    """Whether a request passes :func:`signature_problem`."""
+    return signature_problem(secrets, method, target, body, header,
+                             replay_cache=replay_cache, now=now) is None
 
 
 # --------------------------------------------------------------------------- server
@@ -272,6 +367,7 @@ class BotServer(ThreadingHTTPServer):
         self.choose = choose
         self.info = {"protocol": PROTOCOL, **info}
         self.secrets = parse_secrets(secret)
+        self.replay_cache = ReplayCache()
         self.path_prefix = "/" + path_prefix.strip("/") if path_prefix.strip("/") else ""
         self.on_start = on_start
         self.on_end = on_end
@@ -329,14 +425,22 @@ class BotHandler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length) if length else b""
 
+    def _target(self) -> str:
+        """The request target exactly as on the request line (what the signature covers):
+        ``self.path`` may have been tidied by the server."""
+        parts = self.requestline.split(" ")
+        return parts[1] if len(parts) == 3 else self.path
+
     def _problem(self, body: bytes) -> tuple[str, str] | None:
         if not self.server.secrets:
             return None
         return signature_problem(
             self.server.secrets,
-            self.headers.get(TIMESTAMP_HEADER),
+            self.command,
+            self._target(),
             body,
-            self.headers.get(SIGNATURE_HEADER),
+            self.headers.get,
+            replay_cache=self.server.replay_cache,
         )
 
     def _authorised(self, body: bytes) -> bool:
@@ -534,6 +638,7 @@ __all__ = [
     "SECRET_ENV",
     "BotServer",
     "Cards",
+    "ReplayCache",
     "answer_for",
     "legal_ids",
     "make_server",
@@ -542,7 +647,7 @@ __all__ = [
     "rule_options",
     "run",
     "serve_in_thread",
-    "sign",
+    "sign_v2",
     "signature_ok",
     "signature_problem",
 ]

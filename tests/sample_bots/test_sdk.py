@@ -13,7 +13,16 @@ from typing import Any
 
 import pytest
 
-from sample_bots.sdk import Cards, answer_for, sign, signature_ok
+from referee.wire.signing import (
+    REQUEST_ID_HEADER,
+    SIGNATURE_HEADER,
+    SIGNATURES_HEADER,
+    TIMESTAMP_HEADER,
+    new_request_id,
+    sign,
+    signatures_value,
+)
+from sample_bots.sdk import Cards, ReplayCache, answer_for, sign_v2, signature_ok
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,22 +161,34 @@ def test_chunked_body_is_refused(serve: Any) -> None:
 
 
 # --------------------------------------------------------------------------- signatures
+# Requests are signed here by the referee's own signer (referee.wire.signing, the
+# specification), so every test also proves that the SDK's copy of the check agrees with it.
 
 SECRET = b"s3cret"
 
 
-def signed(body: bytes, ts: int | None = None, secret: bytes = SECRET) -> dict[str, str]:
+def signed(body: bytes, method: str = "POST", target: str = "/start", *,
+           ts: int | None = None, secret: bytes | list[bytes] = SECRET,
+           request_id: str | None = None, v1: bool = False) -> dict[str, str]:
     t = int(time.time()) if ts is None else ts
-    return {"X-BigTwo-Timestamp": str(t), "X-BigTwo-Signature": sign(secret, t, body)}
+    rid = new_request_id() if request_id is None else request_id
+    keys = secret if isinstance(secret, list) else [secret]
+    headers = {TIMESTAMP_HEADER: str(t), REQUEST_ID_HEADER: rid,
+               SIGNATURES_HEADER: signatures_value(keys, method, target, t, rid, body)}
+    if v1:
+        headers[SIGNATURE_HEADER] = sign(keys[0], t, body)
+    return headers
 
 
 def test_signature_required_when_secret_set(serve: Any) -> None:
     _, client = serve(first, secret=SECRET)
     body = json.dumps(MOVE).encode()
     assert client.request("POST", "/move", body)[0] == 401
-    assert client.request("POST", "/move", body, signed(body))[0] == 200
-    assert client.request("GET", "/", None, signed(b""))[0] == 200
+    assert client.request("POST", "/move", body, signed(body, target="/move"))[0] == 200
+    assert client.request("GET", "/", None, signed(b"", "GET", "/"))[0] == 200
     assert client.request("GET", "/")[0] == 401
+    # The arena sends version 1 alongside during the transition: it is ignored, not needed.
+    assert client.request("POST", "/move", body, signed(body, target="/move", v1=True))[0] == 200
 
 
 @pytest.mark.parametrize(
@@ -176,10 +197,16 @@ def test_signature_required_when_secret_set(serve: Any) -> None:
         lambda: signed(b"{}", secret=b"other"),
         lambda: signed(b"{}", ts=int(time.time()) - 301),
         lambda: signed(b"{}", ts=int(time.time()) + 400),
-        lambda: {"X-BigTwo-Timestamp": "abc", "X-BigTwo-Signature": "sha256=00"},
+        lambda: {TIMESTAMP_HEADER: "abc", REQUEST_ID_HEADER: "0" * 32, SIGNATURES_HEADER: "v2=0"},
         lambda: signed(b'{"x": 1}'),  # signature of another body
+        lambda: signed(b"{}", target="/end"),  # signed for another path
+        lambda: signed(b"{}", target="/start?key=k"),  # another query
+        lambda: signed(b"{}", method="GET"),  # another method
+        lambda: signed(b"{}", request_id="A" * 32),
+        lambda: {k: v for k, v in signed(b"{}", v1=True).items() if k != SIGNATURES_HEADER},
     ],
-    ids=["other-secret", "too-old", "too-new", "garbage", "other-body"],
+    ids=["other-secret", "too-old", "too-new", "garbage", "other-body", "other-path",
+         "other-query", "other-method", "bad-request-id", "v1-only"],
 )
 def test_bad_signatures_are_401(serve: Any, make_headers: Any) -> None:
     # Timestamps are taken when the test runs, not when pytest collects it (a long suite
@@ -191,16 +218,24 @@ def test_bad_signatures_are_401(serve: Any, make_headers: Any) -> None:
 @pytest.mark.parametrize(
     ("make_headers", "reason", "words"),
     [
-        (dict, "signature_missing", "X-BigTwo-Timestamp and X-BigTwo-Signature missing"),
-        (lambda: {"X-BigTwo-Timestamp": str(int(time.time()))}, "signature_missing",
-         "X-BigTwo-Signature missing"),
+        (dict, "signature_missing",
+         "X-BigTwo-Timestamp and X-BigTwo-Request-Id and X-BigTwo-Signatures missing"),
+        (lambda: {TIMESTAMP_HEADER: str(int(time.time())), REQUEST_ID_HEADER: "0" * 32},
+         "signature_missing", "X-BigTwo-Signatures missing"),
+        (lambda: {**signed(b"{}"), SIGNATURES_HEADER: "v3=abc"}, "signature_missing",
+         "no v2 signature"),
         (lambda: signed(b"{}", secret=b"other"), "bad_signature", "not signed with this bot"),
+        (lambda: signed(b"{}", target="/end"), "bad_signature", "another path"),
         (lambda: signed(b"{}", ts=int(time.time()) - 1000), "stale_timestamp", "behind"),
         (lambda: signed(b"{}", ts=int(time.time()) + 1000), "stale_timestamp", "ahead of"),
-        (lambda: {"X-BigTwo-Timestamp": "-5", "X-BigTwo-Signature": "sha256=00"},
-         "bad_timestamp", "unix seconds"),
+        (lambda: {**signed(b"{}"), TIMESTAMP_HEADER: "-5"}, "bad_timestamp", "unix seconds"),
+        (lambda: signed(b"{}", request_id="0" * 31), "bad_request_id", "32 lowercase hex"),
+        (lambda: {TIMESTAMP_HEADER: str(int(time.time())),
+                  SIGNATURE_HEADER: sign(SECRET, int(time.time()), b"{}")},
+         "signature_v1_only", "upgrade the program that sent it"),
     ],
-    ids=["nothing", "no-signature", "wrong-secret", "stale", "future", "bad-timestamp"],
+    ids=["nothing", "no-signature", "unknown-version", "wrong-secret", "wrong-path", "stale",
+         "future", "bad-timestamp", "bad-request-id", "v1-only"],
 )
 def test_refusals_say_why_in_json(serve: Any, make_headers: Any, reason: str,
                                   words: str) -> None:
@@ -209,7 +244,22 @@ def test_refusals_say_why_in_json(serve: Any, make_headers: Any, reason: str,
     assert status == 401 and headers["content-type"] == "application/json"
     assert body["reason"] == reason and words in body["error"], body
     status, _, body = client.request("GET", "/", None, make_headers())
-    assert status == 401 and body["reason"] == reason
+    assert status == 401 and body["reason"] in (reason, "bad_signature")
+
+
+def test_the_same_request_is_accepted_once(serve: Any) -> None:
+    server, client = serve(first, secret=SECRET)
+    headers = signed(b"{}")
+    assert client.request("POST", "/start", b"{}", headers)[0] == 200
+    status, _, body = client.request("POST", "/start", b"{}", headers)
+    assert status == 401 and body["reason"] == "replayed", body
+    # A forged request does not burn an id: only verified ids are remembered.
+    forged = signed(b"{}", secret=b"stranger")
+    assert client.request("POST", "/start", b"{}", forged)[0] == 401
+    assert len(server.replay_cache) == 1
+    genuine = {**forged, **{k: v for k, v in signed(b"{}", request_id=forged[REQUEST_ID_HEADER])
+                            .items() if k == SIGNATURES_HEADER}}
+    assert client.request("POST", "/start", b"{}", genuine)[0] == 200
 
 
 def test_several_secrets_are_accepted_while_switching(serve: Any) -> None:
@@ -217,6 +267,9 @@ def test_several_secrets_are_accepted_while_switching(serve: Any) -> None:
     for key in (b"new-secret", b"old-secret"):
         assert client.request("POST", "/start", b"{}", signed(b"{}", secret=key))[0] == 200
     assert client.request("POST", "/start", b"{}", signed(b"{}", secret=b"third"))[0] == 401
+    # The arena during a rotation's grace: one entry per secret; the bot holds either.
+    both = [b"new-secret", b"third"]
+    assert client.request("POST", "/start", b"{}", signed(b"{}", secret=both))[0] == 200
     _, client = serve(first, secret=[b"a-secret", "b-secret"])
     assert client.request("POST", "/start", b"{}", signed(b"{}", secret=b"b-secret"))[0] == 200
 
@@ -237,16 +290,19 @@ def test_a_path_prefix_hides_the_endpoints(serve: Any) -> None:
         assert client.post(path, MOVE)[0] == 404, path
 
 
-def test_signature_matches_the_referee() -> None:
-    from referee.wire.httpbot import sign as referee_sign
-    from referee.wire.httpbot import verify_signature
+def test_the_sdk_copy_agrees_with_the_referee() -> None:
+    from referee.wire.signing import sign_v2 as referee_sign_v2
+    from referee.wire.signing import verify_v2
 
-    body = b'{"a": 1}'
-    ts = int(time.time())
-    assert sign(SECRET, ts, body) == referee_sign(SECRET, ts, body)
-    assert verify_signature(SECRET, str(ts), body, sign(SECRET, ts, body))
-    assert signature_ok(SECRET, str(ts), body, referee_sign(SECRET, ts, body))
-    assert not signature_ok(SECRET, None, body, None)
+    body, ts, rid = b'{"a": 1}', int(time.time()), new_request_id()
+    for method, target in (("POST", "/move"), ("GET", "/"), ("POST", "/p/move?k=%20x")):
+        ours = sign_v2(SECRET, method, target, ts, rid, body)
+        assert ours == referee_sign_v2(SECRET, method, target, ts, rid, body)
+        headers = signed(body, method, target, ts=ts, request_id=rid)
+        assert signature_ok(SECRET, method, target, body, headers.get)
+        assert verify_v2([SECRET], method, target, body, timestamp=str(ts), request_id=rid,
+                         signatures=headers[SIGNATURES_HEADER], replay_cache=None) is None
+    assert not signature_ok(SECRET, "GET", "/", b"", {}.get)
 
 
 def test_referee_health_check_passes_with_secret(serve: Any) -> None:
@@ -289,7 +345,7 @@ def test_bot_runs_as_a_module_with_port_and_secret_env(variable: str) -> None:
         import http.client
 
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        conn.request("GET", "/", headers=signed(b""))
+        conn.request("GET", "/", headers=signed(b"", "GET", "/"))
         resp = conn.getresponse()
         assert resp.status == 200
         assert json.loads(resp.read())["name"] == "greedy"
@@ -329,30 +385,79 @@ def test_cards_for_request() -> None:
 # --------------------------------------------------------------------------- the documented example
 
 
+def protocol_section(start: str, end: str) -> str:
+    doc = (ROOT / "docs" / "protocol.md").read_text()
+    return doc[doc.index(start):doc.index(end)]
+
+
 def test_the_worked_signing_example_in_the_protocol_doc_is_right() -> None:
-    """docs/protocol.md gives real bytes and real signatures: they must stay true."""
+    """docs/protocol.md gives real bytes and real signatures: they must stay true, for the
+    referee's signer (the specification), the SDK's copy, and the doc's own Python verifier."""
     import re
 
-    from referee.wire.httpbot import sign as referee_sign
+    from referee.wire.signing import sign_v2 as referee_sign_v2
+    from referee.wire.signing import v2_message
 
-    doc = (ROOT / "docs" / "protocol.md").read_text()
-    section = doc[doc.index("### Worked example"):doc.index("### The SDK verifies")]
+    section = protocol_section("### Worked example", "### Transition from version 1")
     secret = re.search(r"^secret: (\S+)$", section, re.M)
     body = re.search(r"^body: (.+)$", section, re.M)
     ts = re.search(r"^X-BigTwo-Timestamp: (\d+)$", section, re.M)
-    sig = re.search(r"^X-BigTwo-Signature: (sha256=[0-9a-f]{64})$", section, re.M)
-    get_sig = re.search(r"`(sha256=[0-9a-f]{64})`", section)
-    assert secret and body and ts and sig and get_sig
-    key, raw = secret.group(1).encode("ascii"), body.group(1).encode("utf-8")
+    rid = re.search(r"^X-BigTwo-Request-Id: ([0-9a-f]{32})$", section, re.M)
+    sig = re.search(r"^X-BigTwo-Signatures: (v2=[0-9a-f]{64})$", section, re.M)
+    v1 = re.search(r"^X-BigTwo-Signature: (sha256=[0-9a-f]{64})$", section, re.M)
+    get = re.search(r"`GET /` at the same second with the request id `([0-9a-f]{32})`.*?"
+                    r"`v2=([0-9a-f]{64})`", section, re.S)
+    message = re.search(r"```\n(v2\nPOST\n.*?)\n```", section, re.S)
+    grace = re.search(r"^X-BigTwo-Signatures: (v2=[0-9a-f]{64}, v2=[0-9a-f]{64})$", section,
+                      re.M)
+    rotated = re.search(r"generation 2,\s+`(\S+)`", section)
+    assert secret and body and ts and rid and sig and v1 and get and message and grace
+    assert rotated
+    key, raw, t = secret.group(1).encode("ascii"), body.group(1).encode("utf-8"), ts.group(1)
     assert f"({len(raw)} bytes" in section
-    for signer in (sign, referee_sign):
-        assert signer(key, ts.group(1), raw) == sig.group(1)
-        assert signer(key, ts.group(1), b"") == get_sig.group(1)
-    # The SDK accepts it at that moment, and refuses it a day later (replay).
-    t = int(ts.group(1))
-    assert signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 10)
-    assert not signature_ok(key, ts.group(1), raw, sig.group(1), now=t + 86_400)
-    # And the secret is what the arena derives for bot 42, generation 1, under that key.
+    # The six lines shown are the exact message, and it signs to the value shown.
+    assert message.group(1).encode() == v2_message("POST", "/start", t, rid.group(1), raw)
+    for signer in (sign_v2, referee_sign_v2):
+        assert "v2=" + signer(key, "POST", "/start", t, rid.group(1), raw) == sig.group(1)
+        assert signer(key, "GET", "/", t, get.group(1), b"") == get.group(2)
+    assert sign(key, t, raw) == v1.group(1)
+    new = rotated.group(1).encode()
+    assert grace.group(1) == signatures_value([new, key], "POST", "/start", t, rid.group(1), raw)
+    # The secrets are what the arena derives for bot 42, generations 1 and 2, under that key.
     from arena.core.signing import derive_secret
 
     assert derive_secret(b"example-signing-key", 42, 1) == secret.group(1)
+    assert derive_secret(b"example-signing-key", 42, 2) == rotated.group(1)
+    # The transition section quotes the version 1 values of the same requests.
+    transition = protocol_section("### Transition from version 1", "### The SDK verifies")
+    assert sign(key, t, raw) in transition and sign(key, t, b"") in transition
+
+    headers = {TIMESTAMP_HEADER: t, REQUEST_ID_HEADER: rid.group(1),
+               SIGNATURES_HEADER: sig.group(1), SIGNATURE_HEADER: v1.group(1)}
+    now = int(t) + 10
+    # The SDK accepts it at that moment, once; not at /end, not a day later.
+    cache = ReplayCache()
+    assert signature_ok(key, "POST", "/start", raw, headers.get, replay_cache=cache, now=now)
+    assert not signature_ok(key, "POST", "/start", raw, headers.get, replay_cache=cache,
+                            now=now)
+    assert not signature_ok(key, "POST", "/end", raw, headers.get, now=now)
+    assert not signature_ok(key, "POST", "/start", raw, headers.get, now=int(t) + 86_400)
+
+    # And so does the doc's own verifier, copied from the page and run as it stands.
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    scope: dict[str, Any] = {}
+    exec(compile(code.group(1), "docs/protocol.md", "exec"), scope)
+    verified = scope["verified"]
+    assert verified([key], "POST", "/start", raw, headers, now=now)
+    assert not verified([key], "POST", "/start", raw, headers, now=now)  # replayed
+    assert not verified([key], "POST", "/end", raw, headers, now=now)
+    assert not verified([key], "POST", "/start", raw + b" ", dict(headers, **{
+        REQUEST_ID_HEADER: "f" * 32}), now=now)
+    assert not verified([key], "POST", "/start", raw, headers, now=int(t) + 86_400)
+    grace_headers = dict(headers, **{SIGNATURES_HEADER: grace.group(1),
+                                     REQUEST_ID_HEADER: "a" * 32})
+    assert verified([new], "POST", "/start", raw, grace_headers, now=now) is False  # other id
+    assert verified([b"x", key], "GET", "/", b"", {
+        TIMESTAMP_HEADER: t, REQUEST_ID_HEADER: get.group(1),
+        SIGNATURES_HEADER: "v2=" + get.group(2)}, now=now)
