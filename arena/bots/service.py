@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session, selectinload
 from arena.core.endpoints import endpoint_of
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, utcnow
 from arena.core.queue import get_queue
-from arena.core.signing import secret_bytes
+from arena.core.signing import Signing, signing_for
 from arena.core.storage import get_db
 from arena.play.ladder import ladder_rulesets
 from arena.play.matches import default_limits
@@ -194,14 +194,15 @@ def probe_for(app: Flask, s: Session, bot: Bot) -> Probe:
 
 
 def run_health_check(app: Flask, url: str, probe: Probe | None = None, *,
-                     secret: bytes | None = None) -> HealthResult:
-    """Play the probe against ``url`` (workers only: this calls the bot); ``secret`` (the
-    bot's, :func:`arena.core.signing.secret_bytes`) signs the requests, as in its matches.  The
+                     signing: Signing | None = None) -> HealthResult:
+    """Play the probe against ``url`` (workers only: this calls the bot); ``signing`` (the
+    bot's, :func:`arena.core.signing.signing_for`) signs the requests, as in its matches.  The
     reasons name no URL (``referee.runner.health.failure_reason``)."""
     return health_check(
         url,
         policy(app),
-        secret=secret,
+        secrets=signing.secrets if signing is not None else (),
+        legacy_v1=signing.legacy_v1 if signing is not None else False,
         deadline_ms=int(app.config["HEALTH_DEADLINE_MS"]),
         describe_deadline_ms=int(app.config["HEALTH_DESCRIBE_DEADLINE_MS"]),
         probe=probe,
@@ -229,10 +230,10 @@ def run_check(app: Flask, bot_id: int, check_id: int | None) -> str:
                 return "already done"
             check = found
             check.state = "running"
-        url, cid, secret = check.url, check.id, secret_bytes(app, bot)
+        url, cid, signing = check.url, check.id, signing_for(app, bot)
         probe = probe_for(app, s, bot)
     t0 = time.monotonic()
-    result = run_health_check(app, url, probe, secret=secret)
+    result = run_health_check(app, url, probe, signing=signing)
     if result.no_answer and result.info is None:
         # A refused port answers at once, a silent one at the deadline: wait out the
         # deadline either way, so how long a check takes says nothing about the port.

@@ -73,6 +73,19 @@ class Defaults:
     """Key that every bot's request-signing secret is derived from (``arena.core.signing``).
     Empty: SECRET_KEY.  Changing it changes every bot's secret at once (owners must rotate
     to learn the new one), so give it a value of its own and keep it."""
+    SIGNATURE_V1: bool = True
+    """Also send the version 1 signature header (``X-BigTwo-Signature``, under the bot's
+    current secret) with every request to a bot, beside version 2 (``X-BigTwo-Signatures``,
+    which binds the method, path and a request id and so cannot be replayed).  On during the
+    transition, so bots written against version 1 keep working; the default turns off on
+    2027-03-01 (docs/protocol.md, "Transition from version 1").  Turn it off sooner on a
+    deployment whose bots all verify version 2."""
+    SIGNING_ROTATION_GRACE_S: float = 3600.0
+    """After an owner rotates a bot's signing secret, how long (seconds) the arena signs
+    with both the new and the previous secret (two ``v2=`` entries), so the bot keeps
+    answering, and is not benched, while its owner restarts it with the new one.  An hour
+    covers a redeploy by hand; a leaked secret is rotated with ``grace: false`` instead,
+    which stops the old one at once.  0: no grace."""
     ADMIN_TOKEN: str = ""
     """Bearer token of the operator (creates matches, runs ladder rounds).  Empty: the admin
     API is disabled."""

@@ -114,6 +114,12 @@ class Bot(Base):
     signing_generation: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     """Generation of the request-signing secret; the secret itself is derived from it and
     the server's SIGNING_KEY, never stored (see :mod:`arena.core.signing`)."""
+    signing_previous_generation: Mapped[int | None] = mapped_column(Integer, default=None)
+    """The generation in force before the last rotation: still signed with (beside the
+    current one) until ``signing_rotated_at`` + SIGNING_ROTATION_GRACE_S.  None: no rotation
+    yet, or one that ended the old secret at once."""
+    signing_rotated_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    """When the owner last rotated the secret (the start of its grace period)."""
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None)

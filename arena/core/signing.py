@@ -1,9 +1,9 @@
 """Per-bot request-signing secrets: issued at registration, rotatable, never stored.
 
 Every request the arena sends to a bot (``GET /``, ``/start``, ``/move``, ``/end``, in matches
-and in health checks) carries ``X-BigTwo-Timestamp`` and ``X-BigTwo-Signature: sha256=<hex
-HMAC-SHA256(secret, timestamp + "." + body)>`` (``docs/protocol.md``), so a bot can refuse
-requests that do not come from the arena.
+and in health checks) is signed with the bot's secret (``referee.wire.signing``: version 2,
+plus version 1 while ``SIGNATURE_V1`` is on; ``docs/protocol.md``), so a bot can refuse
+requests that do not come from the arena, and requests replayed.
 
 The secret of bot ``id`` is *derived*, not stored::
 
@@ -22,9 +22,15 @@ it is shown to its owner once.
 Consequences, documented in ``docs/operations.md``:
 
 * **Rotating a bot's secret** (the owner, ``POST /api/bots/<id>/signing-secret``) increments
-  the generation: the old secret is dead for every request signed from then on.  A match that
-  has already built its players keeps signing with the secret it started with until it ends;
-  every later match and health check uses the new one.
+  the generation and starts a **grace period** (``SIGNING_ROTATION_GRACE_S``, an hour): every
+  match and health check that starts within it signs with the new *and* the previous secret
+  (two ``v2=`` entries, :func:`signing_for`), so a bot still running with the old
+  secret, or restarted with the new one, keeps answering; afterwards only the new one.  The
+  database keeps the previous generation and the rotation's time for that.  Version 1
+  (``SIGNATURE_V1``) carries one signature, under the new secret: the grace needs version 2.
+  A rotation with ``grace: false`` (a leaked secret) ends the old secret at once.  A match
+  that has already built its players keeps signing with the secrets it started with until
+  it ends.
 * **Rotating SIGNING_KEY** (or SECRET_KEY while SIGNING_KEY is empty) changes *every* bot's
   secret at once, and nobody can look the new ones up: each owner must rotate to learn theirs,
   and bots that verify signatures refuse the arena until then.  So set ``SIGNING_KEY`` of its
@@ -40,12 +46,14 @@ HMAC key (it does not decode them).
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
+from dataclasses import dataclass
 
 from flask import Flask
 
-from .models import Bot
+from .models import Bot, utcnow
 
 
 def signing_key(app: Flask) -> bytes:
@@ -73,10 +81,54 @@ def secret_bytes(app: Flask, bot: Bot) -> bytes:
     return bot_secret(app, bot).encode("ascii")
 
 
-def rotate(app: Flask, bot: Bot) -> str:
-    """Start a new generation and return its secret (the caller commits)."""
-    bot.signing_generation = (bot.signing_generation or 0) + 1
+def grace_until(app: Flask, bot: Bot) -> dt.datetime | None:
+    """When the previous secret stops being signed with, or None when no grace applies (no
+    rotation yet, a rotation without grace, or no grace configured)."""
+    grace = float(app.config["SIGNING_ROTATION_GRACE_S"])
+    if bot.signing_previous_generation is None or bot.signing_rotated_at is None or grace <= 0:
+        return None
+    return bot.signing_rotated_at + dt.timedelta(seconds=grace)
+
+
+def in_grace(app: Flask, bot: Bot, now: dt.datetime | None = None) -> dt.datetime | None:
+    """:func:`grace_until` while it is still ahead of ``now``, else None."""
+    until = grace_until(app, bot)
+    return until if until is not None and (now or utcnow()) < until else None
+
+
+@dataclass(frozen=True, slots=True)
+class Signing:
+    """How the arena signs one bot's requests: its secrets in force, current first (one
+    ``v2=`` entry each), and whether version 1 goes too."""
+
+    secrets: tuple[bytes, ...]
+    legacy_v1: bool
+
+
+def signing_for(app: Flask, bot: Bot, now: dt.datetime | None = None) -> Signing:
+    """The secrets in force for ``bot`` at ``now``: the current one, and the previous one
+    while a rotation's grace period runs; version 1 as ``SIGNATURE_V1`` says (it carries one
+    signature, under the current secret)."""
+    key = signing_key(app)
+    secrets = [derive_secret(key, bot.id, bot.signing_generation).encode("ascii")]
+    previous = bot.signing_previous_generation
+    if previous is not None and previous != bot.signing_generation and in_grace(app, bot, now):
+        secrets.append(derive_secret(key, bot.id, previous).encode("ascii"))
+    return Signing(tuple(secrets), bool(app.config["SIGNATURE_V1"]))
+
+
+def rotate(app: Flask, bot: Bot, *, grace: bool = True, now: dt.datetime | None = None) -> str:
+    """Start a new generation and return its secret (the caller commits).  With ``grace``
+    the secret in force until now stays in force beside the new one for
+    ``SIGNING_ROTATION_GRACE_S``; without, it stops at once (a leak).  A second rotation
+    within a grace period keeps only the secret it replaces: the one before that was never
+    meant to outlive the first rotation's grace."""
+    current = bot.signing_generation or 1
+    bot.signing_previous_generation = current if grace else None
+    bot.signing_rotated_at = now or utcnow()
+    bot.signing_generation = current + 1
     return bot_secret(app, bot)
 
 
-__all__ = ["bot_secret", "derive_secret", "rotate", "secret_bytes", "signing_key"]
+__all__ = ["Signing", "bot_secret", "derive_secret", "grace_until", "in_grace", "rotate",
+           "secret_bytes", "signing_for", "signing_key"]

@@ -60,7 +60,7 @@ from arena.bots.calls import CallRecorder
 from arena.core import bookkeeping
 from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
-from arena.core.signing import secret_bytes
+from arena.core.signing import signing_for
 from arena.core.storage import get_db
 from arena.live import channel as live
 from arena.play import reseed
@@ -347,11 +347,13 @@ def play(app: Flask, match_id: int, hb: _Held,
             .options(joinedload(MatchSeat.bot_version), joinedload(MatchSeat.bot))
             .order_by(MatchSeat.seat)
         ).all()
-        # Each seat: the URL of the version that sits there, the bot's current signing
-        # secret (a rotation takes effect from the next match), and the label the log names
-        # the seat by: the bot's id, never its URL.
-        sitting = [(seat.bot_version.url, secret_bytes(app, seat.bot), f"bot:{seat.bot_id}")
-                   for seat in seats]
+        # Each seat: the URL of the version that sits there, the bot's signing secrets in
+        # force now (a rotation takes effect from the next match; during its grace period
+        # the previous secret signs too), and the label the log names the seat by: the
+        # bot's id, never its URL.
+        now = utcnow()
+        sitting = [(seat.bot_version.url, signing_for(app, seat.bot, now),
+                    f"bot:{seat.bot_id}") for seat in seats]
         bot_ids = [seat.bot_id for seat in seats]
         rules = find_ruleset(match.ruleset)
         # A retry deals new cards: its bots saw the last attempt's (arena.play.reseed).  The log
@@ -363,9 +365,10 @@ def play(app: Flask, match_id: int, hb: _Held,
     # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
     # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
     error_body = int(app.config["BOT_CALLS_ANSWER_MAX"]) + 1 if calls is not None else 0
-    players: list[Player] = [HttpPlayer(url, secret=secret, policy=policy, label=label,
-                                        error_body_max=error_body)
-                             for url, secret, label in sitting]
+    players: list[Player] = [HttpPlayer(url, secrets=signing.secrets,
+                                        legacy_v1=signing.legacy_v1, policy=policy,
+                                        label=label, error_body_max=error_body)
+                             for url, signing, label in sitting]
     if calls is not None:  # each seat's raw answers, for its owner (arena.bots.calls)
         players = calls.wrap(players, bot_ids)
 

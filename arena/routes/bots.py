@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, selectinload
 from arena.bots import service as bot_service
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
 from arena.core.security import hash_token, is_admin, new_token, token_matches
-from arena.core.signing import bot_secret, rotate
+from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
 from arena.play.ratings import rating_series
 from arena.web import idempotency, owners
@@ -33,7 +33,15 @@ from arena.web.openapi import operation, page
 from arena.web.pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
 from arena.web.shapes import from_query
 from arena.web.shapes import responses as out
-from arena.web.shapes.requests import BotChange, BotsQuery, CursorPaging, Empty, NewBot, Paging
+from arena.web.shapes.requests import (
+    BotChange,
+    BotsQuery,
+    CursorPaging,
+    Empty,
+    NewBot,
+    Paging,
+    SecretRotation,
+)
 from referee.runner.faults import plain_items
 
 from .matches import seats_with_bots
@@ -147,10 +155,24 @@ def signing_secret_fields(bot: Bot) -> dict[str, Any]:
     return {"signing_secret": bot_secret(app_object(), bot),
             "signing_generation": bot.signing_generation,
             "signing_note": "keep this secret: it is shown only now.  Every request the "
-                            "arena sends your bot carries X-BigTwo-Timestamp and "
-                            "X-BigTwo-Signature = sha256=HMAC-SHA256(secret, timestamp + "
-                            "'.' + body); see docs/protocol.md.  Rotate it with POST "
+                            "arena sends your bot is signed with it (X-BigTwo-Timestamp, "
+                            "X-BigTwo-Request-Id and X-BigTwo-Signatures: v2=HMAC-SHA256 of "
+                            "the method, path, timestamp, request id and body); see "
+                            "docs/protocol.md#request-signing.  Rotate it with POST "
                             f"/api/bots/{bot.id}/signing-secret."}
+
+
+def rotation_fields(bot: Bot) -> dict[str, Any]:
+    """:func:`signing_secret_fields` after a rotation, with its grace period in words."""
+    until = grace_until(app_object(), bot)
+    fields = signing_secret_fields(bot)
+    grace = (f"Until {iso(until)} the arena signs with the previous secret too (two v2 "
+             "signatures), so your bot keeps answering: restart it with the new secret "
+             "before then.  " if until is not None else
+             "The previous secret stopped at once (no grace period).  ")
+    fields["previous_secret_valid_until"] = iso(until)
+    fields["signing_note"] = grace + fields["signing_note"]
+    return fields
 
 
 # --- pages -----------------------------------------------------------------------------------
@@ -246,9 +268,11 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
         errors.append("Owner token: wrong or missing.")
     if errors:
         return bot_page(bot_id, rotate_errors=errors, status=403)
-    secret = rotate(app_object(), bot)
+    secret = rotate(app_object(), bot, grace=not request.form.get("no_grace"))
+    bot.updated_at = utcnow()
     s.commit()
-    resp = Response(render_template("signing_secret.html", bot=bot, signing_secret=secret))
+    resp = Response(render_template("signing_secret.html", bot=bot, signing_secret=secret,
+                                    grace_until=grace_until(app_object(), bot)))
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -307,6 +331,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                            strike_total=len(strikes),
                            reasons=reasons.most_common(), health=health,
                            rotate_errors=rotate_errors or [], check=admission,
+                           signing_grace=in_grace(app_object(), bot),
                            check_state=admission and bot_service.check_state(admission),
                            owner=owners.is_owner(bot), owner_errors=owner_errors or [])
     return (page, status) if status != 200 else page
@@ -449,17 +474,19 @@ def delete_bot(bot_id: int) -> tuple[str, int]:
 @limited("bot_owner")
 @idempotent(secrets=("signing_secret",))
 @operation("Rotate the bot's request-signing secret (shown once; matches that start from now "
-           "on use it)", {200: (out.SigningSecret, "the new secret")}, body=Empty,
+           "on use it, beside the previous one during a grace period)",
+           {200: (out.SigningSecret, "the new secret")}, body=SecretRotation,
            body_required=False, auth="owner", errors={404: "no such bot"})
 def rotate_signing_secret(bot_id: int) -> Response:
-    """A new signing secret, shown once; the old one stops working for every match and
-    health check that starts from now on (a match already running finishes with it)."""
+    """A new signing secret, shown once.  Matches and health checks that start from now on
+    sign with it and, for SIGNING_ROTATION_GRACE_S, with the previous one too (unless
+    ``grace`` is false); a match already running finishes with the secrets it started with."""
     bot = get_bot(bot_id)
     require_owner(bot)
-    Empty.from_body(optional=True)
-    rotate(app_object(), bot)
+    body = SecretRotation.from_body(optional=True)
+    rotate(app_object(), bot, grace=body.grace)
     bot.updated_at = utcnow()
-    resp = jsonify({"bot_id": bot.id, **signing_secret_fields(bot)})
+    resp = jsonify({"bot_id": bot.id, **rotation_fields(bot)})
     resp.headers["Cache-Control"] = "no-store"
     return idempotency.commit(session(), resp)  # the rotation and its (sealed) answer
 

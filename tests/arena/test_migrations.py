@@ -129,3 +129,43 @@ def test_0008_adds_the_search_indexes_and_takes_them_back(database_url: str) -> 
         assert not {"ix_bots_name_lower", "ix_bots_deleted"} & index_names(db)
     finally:
         db.dispose()
+
+
+@both_backends
+def test_0009_adds_the_rotation_grace_columns_keeping_every_bot(database_url: str) -> None:
+    """Issue 19 §4: a rotation's grace needs the previous generation and the rotation's time.
+    Existing bots get neither (no grace in progress); the downgrade takes both away and
+    keeps the bots and what references them."""
+    db = Database(database_url)
+    try:
+        upgrade(db, "0008")
+        t = "'2026-12-01 12:00:00'"
+        with db.engine.begin() as conn:
+            for statement in (
+                "INSERT INTO bots (id, name, url, version, token_hash, signing_generation, "
+                "created_at, updated_at, owner_paused, health_paused, health_failures, "
+                "last_health_reason, idle_since, info, check_state, pause_reason) VALUES "
+                f"(1, 'b', 'http://127.0.0.1:9/', 1, '{'0' * 64}', 3, {t}, {t}, false, false, "
+                f"0, '', {t}, '{{}}', 'passed', '')",
+                "INSERT INTO bot_versions (id, bot_id, version, url, created_at, info) VALUES "
+                f"(1, 1, 1, 'http://127.0.0.1:9/', {t}, '{{}}')",
+            ):
+                conn.execute(sa.text(statement))
+        upgrade(db, "0009")
+        columns = {c["name"] for c in inspect(db.engine).get_columns("bots")}
+        assert {"signing_previous_generation", "signing_rotated_at"} <= columns
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text(
+                "SELECT signing_generation, signing_previous_generation, signing_rotated_at "
+                "FROM bots")).all() == [(3, None, None)]
+            conn.execute(sa.text("UPDATE bots SET signing_generation = 4, "
+                                 f"signing_previous_generation = 3, signing_rotated_at = {t}"))
+        upgrade_or_downgrade(db, "0008")
+        columns = {c["name"] for c in inspect(db.engine).get_columns("bots")}
+        assert not {"signing_previous_generation", "signing_rotated_at"} & columns
+        with db.engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT id, signing_generation FROM bots")).all() \
+                == [(1, 4)]
+            assert conn.execute(sa.text("SELECT bot_id FROM bot_versions")).all() == [(1,)]
+    finally:
+        db.dispose()

@@ -89,6 +89,8 @@ def test_a_bot_with_the_wrong_secret_refuses_and_collects_strikes(
 
 def test_rotation_changes_the_secret_for_the_next_match(
         app: Flask, client: FlaskClient, sdk_bots: list[BotServer]) -> None:
+    """Without a grace period (``grace: false``, a leaked secret) the old secret is dead for
+    the next match at once; the grace period itself is tested in test_signing_rotation."""
     created = register_all(client, sdk_bots)
     bot_id, token = created[0]["bot"]["id"], created[0]["token"]
     old = created[0]["signing_secret"]
@@ -98,11 +100,12 @@ def test_rotation_changes_the_secret_for_the_next_match(
     assert client.post(f"/api/bots/{bot_id}/signing-secret").status_code == 401
     other = {"Authorization": f"Bearer {created[1]['token']}"}
     assert client.post(f"/api/bots/{bot_id}/signing-secret", headers=other).status_code == 403
-    r = client.post(f"/api/bots/{bot_id}/signing-secret",
+    r = client.post(f"/api/bots/{bot_id}/signing-secret", json={"grace": False},
                     headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
     new = r.get_json()["signing_secret"]
     assert new != old and r.get_json()["signing_generation"] == 2
+    assert r.get_json()["previous_secret_valid_until"] is None
     with app.app_context():
         assert new == derive_secret(signing_key(app), bot_id, 2)
         assert old == derive_secret(signing_key(app), bot_id, 1)
@@ -191,28 +194,37 @@ def test_changing_the_signing_key_changes_every_secret(app: Flask) -> None:
     assert a != b and a == derive_secret(app.config["SECRET_KEY"].encode(), 7, 1)
 
 
+@pytest.mark.parametrize("v1", [True, False], ids=["SIGNATURE_V1 on", "SIGNATURE_V1 off"])
 def test_requests_carry_the_signature_headers(app: Flask, client: FlaskClient,
-                                              sdk_bots: list[BotServer]) -> None:
-    """What the bot receives, seen on the wire: every call is signed with the bot's secret."""
-    seen: list[tuple[str, str | None, str | None]] = []
+                                              sdk_bots: list[BotServer], v1: bool) -> None:
+    """What the bot receives, seen on the wire: every call is signed with the bot's secret
+    (version 2, one entry), and carries version 1 exactly while SIGNATURE_V1 is on."""
+    seen: list[dict[str, str]] = []
     server = sdk_bots[0]
     handler = server.RequestHandlerClass
 
     class Recording(handler):  # type: ignore[misc, valid-type]
         def _problem(self, body: bytes) -> Any:
-            seen.append((self.path, self.headers.get("X-BigTwo-Timestamp"),
-                         self.headers.get("X-BigTwo-Signature")))
-            return super()._problem(body)
+            problem = super()._problem(body)
+            seen.append({"path": self.path, "problem": str(problem), **{
+                k: v for k, v in self.headers.items() if k.lower().startswith("x-bigtwo")}})
+            return problem
 
     created = register_all(client, sdk_bots)
     for srv, c in zip(sdk_bots, created, strict=True):
         srv.secrets = parse_secrets(c["signing_secret"])
     server.RequestHandlerClass = Recording
+    app.config["SIGNATURE_V1"] = v1
     seen.clear()
     play(app, client, [c["bot"]["id"] for c in created])
-    paths = {p.split("?")[0] for p, _, _ in seen}
+    with app.app_context():
+        assert jobs.check_bot(created[0]["bot"]["id"]) == "ok"
+    paths = {h["path"].split("?")[0] for h in seen}
     assert {"/", "/start", "/move", "/end"} <= paths
-    assert all(ts and sig and sig.startswith("sha256=") for _, ts, sig in seen)
+    assert all(h["problem"] == "None" for h in seen)
+    assert all(re.fullmatch(r"v2=[0-9a-f]{64}", h["X-BigTwo-Signatures"]) for h in seen)
+    assert len({h["X-BigTwo-Request-Id"] for h in seen}) == len(seen)
+    assert all(("X-BigTwo-Signature" in h) is v1 for h in seen)
     with get_db(app).begin() as s:
         assert s.scalar(select(MatchResult.id)) is not None
         assert s.scalars(select(MatchSeat)).first() is not None

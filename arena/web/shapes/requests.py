@@ -65,7 +65,17 @@ class BotChange(Shape):
 
 
 class Empty(Shape):
-    """A body with no fields (or no body at all): operator steps, re-checks, rotations."""
+    """A body with no fields (or no body at all): operator steps, re-checks."""
+
+
+class SecretRotation(Shape):
+    """``POST /api/bots/<id>/signing-secret``: no body, or whether the old secret gets a
+    grace period."""
+
+    grace: bool = Field(True, description=(
+        "true (the default): the arena keeps signing with the previous secret too for "
+        "SIGNING_ROTATION_GRACE_S (an hour), so the bot keeps answering while it is "
+        "restarted with the new one; false: the previous secret stops at once (it leaked)"))
 
 
 class MatchLimits(Shape):

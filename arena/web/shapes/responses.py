@@ -147,6 +147,10 @@ class SigningSecret(Answer):
     bot_id: int
     signing_secret: str | None = Field(description="the new secret, shown only in this answer")
     signing_generation: int
+    previous_secret_valid_until: str | None = Field(description=(
+        "until when (UTC) the arena also signs with the previous secret (one more v2 "
+        "signature), so the bot keeps answering while it is restarted with the new one; null "
+        "when the rotation asked for no grace"))
     signing_note: str
 
 
