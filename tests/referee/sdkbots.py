@@ -40,8 +40,9 @@ def last_legal(request: dict[str, Any]) -> str:
 
 class V2Handler(BotHandler):
     """Verifies version 2 signatures and refuses replays; version 1 is ignored, except on a
-    request that carries no version 2 header at all (the arena's caller sends version 1 only
-    until its switch: without this the kit's normal calls would all be refused)."""
+    request that carries no version 2 header at all (then checked as version 1).  The SDK
+    itself now verifies version 2 and refuses version-1-only requests; this handler stays
+    for the kit's tests that change one thing around it."""
 
     def _problem(self, body: bytes) -> tuple[str, str] | None:
         server = self.server

@@ -154,3 +154,26 @@ def test_every_request_of_a_real_match_is_verified() -> None:
     for server in servers:
         received = [c for c in checked if c[0] == server.server_address[1]]
         assert len(server.replay_cache) == len(received) > 2
+
+
+@pytest.mark.parametrize("bot_module", ["greedy_bot", "planner_bot", "random_bot"])
+def test_the_sample_bots_as_shipped_pass_the_conformance_kits_signing_checks(
+        bot_module: str) -> None:
+    """The SDK as it is, given its secret, passes every check of the kit's signing family
+    (unsigned, wrong secret, stale, replayed, another path, two secrets, v2 only)."""
+    import importlib
+
+    from referee.cli.conformance_kit import PASS, Kit
+    from referee.runner.match import Limits
+
+    module = importlib.import_module(f"sample_bots.{bot_module}")
+    server = serve_in_thread(module.choose, name=bot_module, secret=SECRET)
+    try:
+        report = Kit(server.url, secret=SECRET, policy=LOCAL,
+                     limits=Limits(deadline_ms=10_000, call_deadline_ms=10_000)).run()
+    finally:
+        server.shutdown()
+        server.server_close()
+    signing = {c.id: c.status for c in report.checks if c.family == "signing"}
+    assert len(signing) == 9 and set(signing.values()) == {PASS}, signing
+    assert report.ok, [(c.id, c.detail) for c in report.checks if c.status != PASS]
