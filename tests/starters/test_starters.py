@@ -13,8 +13,9 @@ it took), and then:
   (:func:`referee.runner.match.run_match`), under several presets (four players, three
   players, card exchanges, bombs out of turn): not one strike, failed call or forfeit.
 
-The matches are played without a secret: the arena's caller signs with version 1 only until it
-learns version 2, and the starters verify version 2 only.
+The matches are signed: the starter holds a secret and the referee's caller signs every request
+with it (version 2, plus version 1 during the transition, which the starters ignore), so every
+turn of every match is also a signature the starter verified and a request id it remembered.
 
 A missing toolchain skips a starter, saying what to install; where ``CI`` (or
 ``ARENA_REQUIRE_STARTERS``) is set it fails instead: CI installs every toolchain
@@ -396,12 +397,12 @@ def sample_bots() -> Iterator[list[BotServer]]:
         server.server_close()
 
 
-def test_plays_real_matches_without_a_strike(
+def test_plays_real_signed_matches_without_a_strike(
     starter: Starter,
     launch: Callable[[str | None], RunningBot],
     sample_bots: list[BotServer],
 ) -> None:
-    bot = launch(None)
+    bot = launch(SECRET)
     policy = NetPolicy(allow_private=True)
     # Generous limits: a well-behaved bot on a loaded machine must not be cut off.
     limits = Limits(deadline_ms=20_000, time_bank_ms=0, max_strikes=None,
@@ -410,7 +411,10 @@ def test_plays_real_matches_without_a_strike(
         rules = find_ruleset(preset)
         others = [s.url for s in sample_bots][: rules.players - 1]
         urls = [*others[:seat], bot.url, *others[seat:]]
-        players = [HttpPlayer(u, policy=policy) for u in urls]
+        players = [
+            HttpPlayer(u, policy=policy, secret=SECRET.encode() if u == bot.url else None)
+            for u in urls
+        ]
         try:
             rec = run_match(rules, players, seed=7, deals=deals, limits=limits,
                             match_id=f"starter-{starter.language}-{preset}")
