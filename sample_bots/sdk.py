@@ -52,6 +52,12 @@ Without a secret nothing is checked.
 **Latency.**  HTTP/1.1 keep-alive (one connection per referee, reused every turn), Nagle's
 algorithm off, ``Content-Length`` on every answer, and one thread per connection.
 
+**Thinking time.**  ``--think-ms N`` (``think_ms=`` of :func:`make_server`) makes the bot
+wait N milliseconds before it answers each ``/move``, so that people watching a match live can
+follow it (the sample bots move in a millisecond or two).  At most :data:`MAX_THINK_MS`
+(500 ms), half the arena's default per-move deadline (1000 ms): a thinking bot is slow to
+watch, never late.
+
 On start the server prints ``<name> listening on http://host:port`` to stderr (with
 ``--port 0`` that is how a launcher learns the port).
 
@@ -346,6 +352,23 @@ def signature_ok(
 # --------------------------------------------------------------------------- server
 
 
+MAX_THINK_MS = 500
+"""Longest ``--think-ms``: half the arena's default per-move deadline (1000 ms), so that a
+thinking bot never draws on its time bank."""
+
+
+def think_ms_arg(text: str) -> int:
+    """``--think-ms``: a whole number of milliseconds from 0 to :data:`MAX_THINK_MS`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds: {text!r}") from None
+    if not 0 <= value <= MAX_THINK_MS:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_THINK_MS} (half the arena's "
+                                         "default move deadline)")
+    return value
+
+
 class BotServer(ThreadingHTTPServer):
     """A threading HTTP server holding one bot's ``choose`` function and settings."""
 
@@ -363,7 +386,11 @@ class BotServer(ThreadingHTTPServer):
         on_end: Hook | None = None,
         verbose: bool = False,
         path_prefix: str = "",
+        think_ms: int = 0,
     ) -> None:
+        if not 0 <= think_ms <= MAX_THINK_MS:
+            raise ValueError(f"think_ms must be from 0 to {MAX_THINK_MS}")
+        self.think_s = think_ms / 1000.0
         self.choose = choose
         self.info = {"protocol": PROTOCOL, **info}
         self.secrets = parse_secrets(secret)
@@ -511,6 +538,8 @@ class BotHandler(BaseHTTPRequestHandler):
         if not ids:
             self._error(400, "legal_moves holds no move ids")
             return
+        if self.server.think_s:
+            time.sleep(self.server.think_s)  # --think-ms: visible to spectators, never late
         answer = answer_for(self.server.choose, data, ids)
         self._send(200, answer)
 
@@ -552,12 +581,14 @@ def make_server(
     on_end: Hook | None = None,
     verbose: bool = False,
     path_prefix: str = "",
+    think_ms: int = 0,
 ) -> BotServer:
     """A bound (not yet serving) bot server; ``port=0`` picks a free port (see ``.url``).
 
     ``secret``: the arena's signing secret for this bot (or several, comma-separated or as a
     list); when given, every request is verified and refused with 401 if it is not signed
-    with one of them.  ``path_prefix``: serve the endpoints under this path only."""
+    with one of them.  ``path_prefix``: serve the endpoints under this path only.
+    ``think_ms``: wait that long before each ``/move`` answer (0 to :data:`MAX_THINK_MS`)."""
     info = {"name": name, "author": author, "version": version}
     return BotServer(
         (host, port),
@@ -568,6 +599,7 @@ def make_server(
         on_end=on_end,
         verbose=verbose,
         path_prefix=path_prefix,
+        think_ms=think_ms,
     )
 
 
@@ -590,8 +622,8 @@ def run(
     on_start: Hook | None = None,
     on_end: Hook | None = None,
 ) -> None:
-    """Parse ``--host``, ``--port``, ``--secret``, ``--path-prefix``, ``--verbose`` and serve
-    until interrupted."""
+    """Parse ``--host``, ``--port``, ``--secret``, ``--path-prefix``, ``--think-ms``,
+    ``--verbose`` and serve until interrupted."""
     ap = argparse.ArgumentParser(prog=name, description=f"Big Two bot {name!r} (protocol v1)")
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on")
     ap.add_argument("--port", type=int, default=DEFAULT_PORT,
@@ -607,6 +639,9 @@ def run(
         default="",
         help="serve the endpoints under this path only (e.g. a secret /s3cr3t-path)",
     )
+    ap.add_argument("--think-ms", type=think_ms_arg, default=0, metavar="MS",
+                    help=f"wait MS milliseconds before answering each move, so spectators can "
+                    f"follow a match live (0 to {MAX_THINK_MS}; default 0)")
     ap.add_argument("--verbose", action="store_true", help="log every request")
     args = ap.parse_args(argv)
     server = make_server(
@@ -621,6 +656,7 @@ def run(
         on_end=on_end,
         verbose=args.verbose,
         path_prefix=args.path_prefix,
+        think_ms=args.think_ms,
     )
     checking = "verifying signatures" if server.secrets else "not checking signatures"
     print(f"{name} listening on {server.url} ({checking})", file=sys.stderr, flush=True)
@@ -634,6 +670,7 @@ def run(
 
 __all__ = [
     "DEFAULT_PORT",
+    "MAX_THINK_MS",
     "RANKS",
     "SECRET_ENV",
     "BotServer",

@@ -251,14 +251,16 @@ ARENA_ROOMS: dict[str, set[str]] = {
     "tournaments": {"core", "play"},
     "live": {"core", "play"},
     "migrations": {"core"},
-    "routes": {"core", "play", "web", "bots", "tournaments"},
+    "routes": {"core", "play", "web", "bots", "tournaments", "live"},
     ROOT_ROOM: {"core", "web", "routes"},
     "jobs": {"core", "play", "bots", "tournaments", "live", ROOT_ROOM},
     "ops": {"core", "play", "web", "bots", "tournaments", "live", "routes", "jobs", ROOT_ROOM},
 }
 """Which room of ``arena/`` may import which (docs/architecture.md draws it).  The package
 root builds the app (``create_app``: the core's resources, the web's plumbing, every route);
-the worker (``jobs``) and the commands (``ops``) build apps, so they stand above it."""
+the worker (``jobs``) and the commands (``ops``) build apps, so they stand above it.
+``routes`` reads ``live`` for the "live now" pages: the viewer counts the relay writes
+(:mod:`arena.live.viewers`) and the live streams' names."""
 
 
 def test_the_arena_rooms_are_layered() -> None:

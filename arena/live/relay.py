@@ -22,6 +22,10 @@ Endpoints (behind nginx's ``location /live/``, or directly in the demo):
 ``GET /live/healthz``
     ``{"status": "ok", "viewers": n, "channels": m}``.
 
+Every :data:`arena.live.viewers.PUBLISH_S` the relay writes how many viewers each of its
+streams has into Redis (:mod:`arena.live.viewers`), where the web's "live now" pages read
+them without ever asking the relay.
+
 Bounds (``LIVE_*`` settings): viewers in all, per channel and per client
 (:func:`arena.core.clients.client_key`: an IPv6 /64 is one client); channels
 watched at once; the request's size and the time to send it; each stream's lifetime (the
@@ -52,6 +56,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 
 from arena.core.clients import client_key
 
+from . import viewers as viewer_counts
 from .channel import match_key, tournament_key
 
 log = logging.getLogger(__name__)
@@ -204,7 +209,9 @@ class Relay:
         self.channels: dict[str, Channel] = {}
         self.per_ip: Counter[str] = Counter()
         self.viewers = 0
-        self.wake_key = f"{prefix}:relay:{secrets.token_hex(8)}:wake"
+        self.token = secrets.token_hex(8)
+        self.wake_key = f"{prefix}:relay:{self.token}:wake"
+        self._published: set[viewer_counts.Stream] = set()
         self._wake_last = "0-0"
         self._tasks: set[asyncio.Task[Any]] = set()
         self.events_in = 0
@@ -278,6 +285,32 @@ class Relay:
                 del self.channels[key]
                 if ch.task is not None:
                     ch.task.cancel()
+
+    # --- viewer counts (for the web's "live now") -----------------------------------------
+    def stream_viewers(self) -> dict[viewer_counts.Stream, int]:
+        return {(ch.kind, ch.ident): len(ch.viewers) for ch in self.channels.values()
+                if ch.ready is not None and ch.ready.done() and ch.ready.result()}
+
+    async def publish_viewers(self) -> None:
+        """Write this relay's counts once (:func:`arena.live.viewers.publish_commands`)."""
+        counts = self.stream_viewers()
+        gone = self._published - set(counts)
+        pipe = self.redis.pipeline(transaction=False)
+        for cmd in viewer_counts.publish_commands(self.prefix, self.token, counts, gone,
+                                                  time.time()):
+            pipe.execute_command(*cmd)
+        await pipe.execute()
+        self._published = set(counts)
+
+    async def publish_viewers_forever(self) -> None:
+        while True:
+            try:
+                await self.publish_viewers()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # counts are a nicety: the streams go on without them
+                log.warning("live relay: writing viewer counts failed (%s)", exc)
+            await asyncio.sleep(viewer_counts.PUBLISH_S)
 
     # --- channels --------------------------------------------------------------------------
     async def channel(self, kind: str, ident: int) -> Channel:
@@ -584,6 +617,7 @@ async def serve(relay: Relay, host: str, port: int,
     server = await asyncio.start_server(relay.handle, host, port, limit=MAX_REQUEST_BYTES,
                                         backlog=4096)
     reader = asyncio.create_task(relay.read_forever())
+    counter = asyncio.create_task(relay.publish_viewers_forever())
     addr = server.sockets[0].getsockname()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -600,6 +634,7 @@ async def serve(relay: Relay, host: str, port: int,
             await stop.wait()
     finally:
         reader.cancel()
+        counter.cancel()
         server.close()
         await relay.redis.aclose()
         await relay.reader_redis.aclose()

@@ -14,8 +14,11 @@
    standings and the URL to open.
 5b. A tournament of every sample bot (``--tournament``, default a knockout with duplicate
    play: :mod:`arena.ops.tournament_demo`), with its standings and the tournament page's URL.
-6. ``--once``: stop everything and exit (0 when every match finished).  Otherwise the clock
-   starts (continuous ladder, health sweep, reconciler) and the demo serves until Ctrl-C.
+6. ``--once``: stop everything and exit (0 when every match finished).  Otherwise the
+   showcase table starts (:mod:`arena.ops.showcase`: bots that think 250 ms a move, one
+   match after another, to watch on ``/live``; skipped with ``--once``, which would only wait
+   for it), then the clock (continuous ladder, health sweep, reconciler), and the demo serves
+   until Ctrl-C.
 
 Bot URLs are on loopback, so the demo sets ``ALLOW_PRIVATE_BOT_URLS`` (never on a public
 service).
@@ -23,6 +26,7 @@ service).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -48,6 +52,7 @@ from arena.play.ladder import run_round
 
 from . import demo_record
 from .procs import Child, start_arena, start_bot, start_relay, stop_all
+from .showcase import start_showcase
 
 DEMO_BOTS = [
     ("planner", "planner_bot"),
@@ -253,12 +258,17 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
                 return 130
             failed = failed or not t_ok
         _say(f"admin token for this demo: {admin}")
-        if once:
+        if once:  # the showcase plays for minutes: a run that stops at once skips it
             return 1 if failed else 0
+        show = start_showcase(base, admin, children,
+                              lambda url: wait_for_check(url, stop), _say)
         children.append(start_arena(["clock"], env=env, name="clock"))
         _say("the ladder keeps going (clock started); Ctrl-C to stop")
         seen = _counts(app).get("finished", 0)
         while not stop.wait(1.0):
+            if show is not None:
+                with contextlib.suppress(requests.RequestException):
+                    show.keep_playing()
             finished = _counts(app).get("finished", 0)
             if finished != seen:
                 seen = finished

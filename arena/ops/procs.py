@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 LISTENING = re.compile(r"listening on (http://\S+)")
@@ -82,10 +82,12 @@ def descendants(pid: int) -> list[int]:
 
 
 def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",
-              env: Mapping[str, str] | None = None, timeout_s: float = 20.0) -> Child:
-    """Start ``python -m sample_bots.<module> --port <port>`` and wait for its URL."""
+              env: Mapping[str, str] | None = None, timeout_s: float = 20.0,
+              args: Sequence[str] = ()) -> Child:
+    """Start ``python -m sample_bots.<module> --port <port> [args]`` and wait for its URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", f"sample_bots.{module}", "--host", host, "--port", str(port)],
+        [sys.executable, "-m", f"sample_bots.{module}", "--host", host, "--port", str(port),
+         *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

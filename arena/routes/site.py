@@ -25,6 +25,7 @@ from arena.web.openapi import operation, page
 from arena.web.shapes import responses as out
 from arena.web.shapes.requests import Empty
 
+from .live import HOME_MATCHES, live_now
 from .matches import seats_with_bots
 from .plumbing import app_object
 from .ratings import DEFAULT_FAMILY
@@ -68,8 +69,8 @@ class SiteCounts:
 
 
 @bp.get("/")
-@page("Home page: counts, live and recent tournaments, the top of the leaderboard, recent "
-      "matches")
+@page("Home page: counts, live now (the featured match, running matches and their viewers), "
+      "live and recent tournaments, the top of the leaderboard, recent matches")
 def home() -> str:
     s = session()
     cfg = current_app.config
@@ -89,7 +90,7 @@ def home() -> str:
                        .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)).all()
     return render_template("home.html", bots=bots, finished=int(finished or 0),
                            n_tournaments=n_tournaments, live=live, recent_t=recent_t,
-                           top=top, recent=recent)
+                           top=top, recent=recent, now=live_now(), home_matches=HOME_MATCHES)
 
 
 @bp.post("/api/idempotency-keys")

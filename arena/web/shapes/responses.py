@@ -370,3 +370,53 @@ class Readiness(Probe):
 
 class Replay(Answer):
     match_url: str
+
+
+class LiveSeat(Answer):
+    seat: int
+    bot: BotRef
+    rating: float | None = Field(description="the bot's rating in the match's family; null: "
+                                              "none yet")
+
+
+class TournamentRef(Answer):
+    id: int
+    name: str
+    url: str
+
+
+class LiveMatch(Answer):
+    id: int
+    kind: Literal["ladder", "admin", "tournament"]
+    ruleset: str
+    family: str
+    deals: int
+    rated: bool
+    started_at: str | None
+    rating: float = Field(description="the seats' mean rating (a seat without one counts as "
+                                      "the initial rating)")
+    viewers: int | None = Field(description="spectators of its live stream now; null: unknown")
+    url: str
+    tournament: TournamentRef | None
+    seats: list[LiveSeat]
+
+
+class LiveTournament(Answer):
+    id: int
+    name: str
+    format: str
+    ruleset: str
+    current_round: int
+    rounds: int | None
+    viewers: int | None = Field(description="spectators of its live page now; null: unknown")
+    url: str
+
+
+class LiveNow(Answer):
+    featured: int | None = Field(description="the running match with the highest mean "
+                                             "rating (first in matches)")
+    viewers_known: bool = Field(description="false when no live relay reports its counts")
+    matches: list[LiveMatch] = Field(description="running matches, the newest (at most 24), "
+                                                 "the featured one first")
+    tournaments: list[LiveTournament] = Field(description="running tournaments, the newest "
+                                                          "(at most 10)")
