@@ -541,6 +541,8 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
     sw, ko = tids["swiss"], tids["knockout"]
     return [
         "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
+        *(["/live", "/api/live"] if (Path(arena.__file__).parent / "routes" / "live.py")
+          .exists() else []),
         f"/bots/{busy}", f"/bots/{quiet}", f"/matches/{recent}",
         f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
         f"/tournaments/{sw}/live", f"/tournaments/{sw}/live{REVALIDATE}",

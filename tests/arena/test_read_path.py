@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event, func, insert, select
+from sqlalchemy import event, func, insert, select, update
 
 from arena.core.families import family_of
 from arena.core.models import (
@@ -164,6 +164,11 @@ def seed(app: Flask, n: int) -> Seeded:
         for m in ids if number == 1 else ids[: len(ids) // 2]:
             finish_directly(app, m, log_gz, totals, rng)
         service.advance(app, tid)
+    with db.begin() as s:  # a few tables being played now (the "live now" pages)
+        running = list(s.scalars(select(Match.id).where(Match.state == "queued")
+                                 .order_by(Match.id).limit(3)))
+        s.execute(update(Match).where(Match.id.in_(running))
+                  .values(state="running", started_at=utcnow()))
     return Seeded(bots, busy, matches, tournaments["swiss"], tournaments["knockout"],
                   tournaments["round_robin"])
 
@@ -190,6 +195,8 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
         f"/tournaments/{d.round_robin}", f"/tournaments/{d.swiss}?round=1&tables=2"],
     "tournaments.tournament_live": lambda d: [f"/tournaments/{d.swiss}/live",
                                               f"/tournaments/{d.knockout}/live"],
+    "live.live_page": lambda d: ["/live"],
+    "live.live_json": lambda d: ["/api/live"],
     "site.healthz": lambda d: ["/healthz"],
     "site.readyz": lambda d: ["/readyz"],
     "bots.list_bots": lambda d: ["/api/bots", "/api/bots?limit=200"],
