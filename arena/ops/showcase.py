@@ -5,7 +5,7 @@ The demo's other bots answer in a millisecond or two: its knockout is over about
 seconds after the banner says "watch it live".  The showcase bots wait
 :data:`SHOWCASE_THINK_MS` before every move (``--think-ms``, :mod:`sample_bots.sdk`), half
 a default deadline's worth at most, so a showcase match of :data:`SHOWCASE_DEALS` deals
-lasts a few minutes; the demo starts the next one when one ends (:func:`keep_playing`).
+lasts a few minutes; the demo starts the next one when one ends (:meth:`Showcase.keep_playing`).
 The showcase bots are ordinary registered bots: the ladder may seat them too.
 """
 
