@@ -52,7 +52,7 @@ from arena.play.ladder import run_round
 
 from . import demo_record
 from .procs import Child, start_arena, start_bot, start_relay, stop_all
-from .showcase import start_showcase
+from .showcase import Showcase, start_showcase
 
 DEMO_BOTS = [
     ("planner", "planner_bot"),
@@ -132,6 +132,120 @@ def wait_for_check(check_url: str, stop: threading.Event,
     return None
 
 
+def _serve(app: Any, port: int) -> tuple[Any, str]:
+    """The web app on a loopback port, served by a thread of this process: (server, base)."""
+    listener = listen(port)
+    server = make_server("127.0.0.1", listener.getsockname()[1], app, threaded=True,
+                         fd=listener.fileno())
+    listener.close()  # the server holds its own duplicate of the socket
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.port}"
+
+
+def _child_env(app: Any, inst: str, admin: str, deals: int, redis_url: str) -> dict[str, str]:
+    """The environment of the demo's worker, relay and clock processes: this demo's
+    instance, database, Redis and secrets."""
+    env = dict(os.environ)
+    env.update({
+        "ARENA_INSTANCE_PATH": inst,
+        "DATABASE_URL": database_url(app),
+        "REDIS_URL": redis_url,
+        "SECRET_KEY": str(app.config["SECRET_KEY"]),
+        "ADMIN_TOKEN": admin,
+        "ALLOW_PRIVATE_BOT_URLS": "1",
+        "LADDER_DEALS": str(deals),
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+def _start_workers(app: Any, env: dict[str, str], workers: int, base: str,
+                   children: list[Child]) -> None:
+    """The RQ worker processes and the live relay (pages poll when the relay cannot start)."""
+    for i in range(workers):
+        children.append(start_arena(["worker", "--no-clock", "--name", f"demo-{i + 1}"],
+                                    env=env, name=f"worker-{i + 1}"))
+    _say(f"workers: {workers} RQ worker process(es)")
+    try:  # the live relay: running matches' pages show the table as it is played
+        relay = start_relay({**env, "LIVE_WEB_URL": base})
+        children.append(relay)
+        app.config["LIVE_URL"] = f"{relay.url}/live"
+        _say(f"live: {relay.url}/live/ (running matches and tournaments, pushed)")
+    except RuntimeError as exc:  # pages fall back to polling and say so
+        _say(f"live relay not started ({exc}); pages poll instead")
+
+
+def _register_bots(base: str, children: list[Child], stop: threading.Event) -> bool:
+    """Start the sample bots, submit each through the API and wait for every health check
+    (run by the workers); False, said why, when one could not register or did not pass."""
+    submitted: list[tuple[str, str, str]] = []
+    for name, module in DEMO_BOTS:
+        bot = start_bot(module)
+        children.append(bot)
+        assert bot.url is not None
+        r = requests.post(f"{base}/api/bots", json={"name": name, "url": bot.url},
+                          timeout=30)
+        if r.status_code != 202:
+            _say(f"could not register {name}: {r.status_code} {r.text}")
+            return False
+        submitted.append((name, bot.url, base + r.json()["check_url"]))
+    for name, url, check_url in submitted:  # the workers run the health checks
+        check = wait_for_check(check_url, stop)
+        if check is None or check["state"] != "passed":
+            _say(f"{name} did not pass its health check: {check}")
+            return False
+        _say(f"bot {name:<10} {url}  registered, health check passed "
+             f"({check['move_ms']:.0f} ms)")
+    return True
+
+
+def _play_ladder(app: Any, matches: int, stop: threading.Event) -> int | None:
+    """Ladder rounds until ``matches`` matches are made and over, with a progress bar; None
+    when they are, else the exit status (1: timed out, 130: stopped)."""
+    t0 = time.monotonic()
+    created = 0
+    tty = sys.stdout.isatty()
+    last_line = ""
+    while not stop.is_set():
+        if created < matches:
+            created += len(run_round(app, max_matches=matches - created))
+        c = _counts(app)
+        done = c.get("finished", 0) + c.get("failed", 0)
+        line = _bar(done, matches, c.get("running", 0), time.monotonic() - t0)
+        if tty:
+            print("\r" + line, end="", flush=True)
+        elif line.split("  ")[0] != last_line.split("  ")[0]:
+            print(line, flush=True)
+        last_line = line
+        if done >= matches:
+            break
+        if time.monotonic() - t0 > DEMO_TIMEOUT_S:
+            _say("\ndemo timed out")
+            return 1
+        time.sleep(0.2)
+    if tty:
+        print()
+    return 130 if stop.is_set() else None
+
+
+def _keep_going(app: Any, env: dict[str, str], children: list[Child],
+                stop: threading.Event, show: Showcase | None) -> int:
+    """Without ``--once``: start the clock (continuous ladder), keep the showcase table
+    playing, and report until Ctrl-C."""
+    children.append(start_arena(["clock"], env=env, name="clock"))
+    _say("the ladder keeps going (clock started); Ctrl-C to stop")
+    seen = _counts(app).get("finished", 0)
+    while not stop.wait(1.0):
+        if show is not None:
+            with contextlib.suppress(requests.RequestException):
+                show.keep_playing()
+        finished = _counts(app).get("finished", 0)
+        if finished != seen:
+            seen = finished
+            _say(f"{finished} matches finished; leader: {_leader(app)}")
+    return 0
+
+
 def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
              instance: str | None, tournament: str = "knockout",
              duplicate: bool = True) -> int:
@@ -162,12 +276,7 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         redis_url = get_queue(app).url
         _say(f"redis: {redis_url}" + ("" if app.config["REDIS_URL"] else " (embedded)"))
 
-        listener = listen(port)
-        server = make_server("127.0.0.1", listener.getsockname()[1], app, threaded=True,
-                             fd=listener.fileno())
-        listener.close()  # the server holds its own duplicate of the socket
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.port}"
+        server, base = _serve(app, port)
         _say(f"web: {base}")
         recorded = demo_record.write(demo_record.DemoRecord(
             pid=os.getpid(), instance=os.path.abspath(inst), database=database_url(app),
@@ -175,75 +284,16 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         _say(f"other terminals: `arena ...` commands use this demo while it runs (found "
              f"through {recorded}); or set ARENA_INSTANCE_PATH={os.path.abspath(inst)}")
 
-        env = dict(os.environ)
-        env.update({
-            "ARENA_INSTANCE_PATH": inst,
-            "DATABASE_URL": database_url(app),
-            "REDIS_URL": redis_url,
-            "SECRET_KEY": str(app.config["SECRET_KEY"]),
-            "ADMIN_TOKEN": admin,
-            "ALLOW_PRIVATE_BOT_URLS": "1",
-            "LADDER_DEALS": str(deals),
-            "PYTHONUNBUFFERED": "1",
-        })
-        for i in range(workers):
-            children.append(start_arena(["worker", "--no-clock", "--name", f"demo-{i + 1}"],
-                                        env=env, name=f"worker-{i + 1}"))
-        _say(f"workers: {workers} RQ worker process(es)")
-        try:  # the live relay: running matches' pages show the table as it is played
-            relay = start_relay({**env, "LIVE_WEB_URL": base})
-            children.append(relay)
-            app.config["LIVE_URL"] = f"{relay.url}/live"
-            _say(f"live: {relay.url}/live/ (running matches and tournaments, pushed)")
-        except RuntimeError as exc:  # pages fall back to polling and say so
-            _say(f"live relay not started ({exc}); pages poll instead")
-
-        submitted: list[tuple[str, str, str]] = []
-        for name, module in DEMO_BOTS:
-            bot = start_bot(module)
-            children.append(bot)
-            assert bot.url is not None
-            r = requests.post(f"{base}/api/bots", json={"name": name, "url": bot.url},
-                              timeout=30)
-            if r.status_code != 202:
-                _say(f"could not register {name}: {r.status_code} {r.text}")
-                return 1
-            submitted.append((name, bot.url, base + r.json()["check_url"]))
-        for name, url, check_url in submitted:  # the workers run the health checks
-            check = wait_for_check(check_url, stop)
-            if check is None or check["state"] != "passed":
-                _say(f"{name} did not pass its health check: {check}")
-                return 1
-            _say(f"bot {name:<10} {url}  registered, health check passed "
-                 f"({check['move_ms']:.0f} ms)")
+        env = _child_env(app, inst, admin, deals, redis_url)
+        _start_workers(app, env, workers, base, children)
+        if not _register_bots(base, children, stop):
+            return 1
 
         _say(f"\nladder: {matches} match(es) of {deals} deal(s), "
              f"{app.config['LADDER_RULESETS']} rules")
-        t0 = time.monotonic()
-        created = 0
-        tty = sys.stdout.isatty()
-        last_line = ""
-        while not stop.is_set():
-            if created < matches:
-                created += len(run_round(app, max_matches=matches - created))
-            c = _counts(app)
-            done = c.get("finished", 0) + c.get("failed", 0)
-            line = _bar(done, matches, c.get("running", 0), time.monotonic() - t0)
-            if tty:
-                print("\r" + line, end="", flush=True)
-            elif line.split("  ")[0] != last_line.split("  ")[0]:
-                print(line, flush=True)
-            last_line = line
-            if done >= matches:
-                break
-            if time.monotonic() - t0 > DEMO_TIMEOUT_S:
-                _say("\ndemo timed out")
-                return 1
-            time.sleep(0.2)
-        if tty:
-            print()
-        if stop.is_set():
-            return 130
+        status = _play_ladder(app, matches, stop)
+        if status is not None:
+            return status
         failed = _counts(app).get("failed", 0)
         _say("\nstandings (classic rating family):")
         _say(standings_table(app))
@@ -262,18 +312,7 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
             return 1 if failed else 0
         show = start_showcase(base, admin, children,
                               lambda url: wait_for_check(url, stop), _say)
-        children.append(start_arena(["clock"], env=env, name="clock"))
-        _say("the ladder keeps going (clock started); Ctrl-C to stop")
-        seen = _counts(app).get("finished", 0)
-        while not stop.wait(1.0):
-            if show is not None:
-                with contextlib.suppress(requests.RequestException):
-                    show.keep_playing()
-            finished = _counts(app).get("finished", 0)
-            if finished != seen:
-                seen = finished
-                _say(f"{finished} matches finished; leader: {_leader(app)}")
-        return 0
+        return _keep_going(app, env, children, stop, show)
     finally:
         demo_record.remove(os.getpid())
         stop_all(children)

@@ -135,81 +135,106 @@ def placeholder_rounds(bracket: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _box_height(rows: int) -> int:
+    return HEAD_H + ROW_H * rows + PAD
+
+
+def _column_height(rnd: dict[str, Any]) -> int:
+    """Height of a round's column: its table boxes and its byes box, each with its gap."""
+    h = sum(_box_height(len(table["seats"])) + TABLE_GAP for table in rnd["tables"])
+    if rnd["byes"]:
+        h += _box_height(len(rnd["byes"])) + TABLE_GAP
+    return h
+
+
+def _table_box(table: dict[str, Any], rnd: dict[str, Any], x: float, y: float, *,
+               final: bool) -> dict[str, Any]:
+    """A table's box: its seats, in finishing order once it has a result."""
+    lines = {line["bot"]["id"]: line for line in (table["result"] or [])}
+    rows = []
+    for seat, b in enumerate(table["seats"]):
+        line = lines.get(b["id"])
+        rows.append({"bot": b, "seat": seat, "line": line,
+                     "y": y + HEAD_H + ROW_H * seat,
+                     "adv": bool(line and line.get("advanced")),
+                     "champion": bool(final and line and line["place"] == 1)})
+    if table["result"]:
+        order = {line["bot"]["id"]: i for i, line in enumerate(table["result"])}
+        rows.sort(key=lambda r: order.get(r["bot"]["id"], 99))
+        for i, r in enumerate(rows):
+            r["y"] = y + HEAD_H + ROW_H * i
+    return {"kind": "table", "x": x, "y": y, "w": COL_W, "h": _box_height(len(rows)),
+            "title": f"Table {table['number']}", "state": table["state"],
+            "rows": rows, "matches": table["matches"], "round": rnd["number"]}
+
+
+def _byes_box(rnd: dict[str, Any], x: float, y: float) -> dict[str, Any]:
+    """The box of a round's byes (players who sit the round out and go through)."""
+    went_through = {b["id"] for b in rnd.get("advanced") or []}
+    rows = [{"bot": b, "seat": None, "line": None, "y": y + HEAD_H + ROW_H * i,
+             "adv": b["id"] in went_through, "champion": False}
+            for i, b in enumerate(rnd["byes"])]
+    return {"kind": "byes", "x": x, "y": y, "w": COL_W, "h": _box_height(len(rows)),
+            "title": "Byes", "state": rnd["state"], "rows": rows, "matches": [],
+            "round": rnd["number"]}
+
+
+def _column_boxes(rnd: dict[str, Any], x: float, y: float, *,
+                  final: bool) -> list[dict[str, Any]]:
+    """A round's boxes, top to bottom from ``y``: its tables, then its byes."""
+    boxes = []
+    for table in rnd["tables"]:
+        box = _table_box(table, rnd, x, y, final=final)
+        boxes.append(box)
+        y += box["h"] + TABLE_GAP
+    if rnd["byes"]:
+        boxes.append(_byes_box(rnd, x, y))
+    return boxes
+
+
+def _connector_curves(rounds: list[dict[str, Any]],
+                      rows_at: dict[tuple[int, int], tuple[float, float, float]]) -> list[str]:
+    """An SVG path from each player who went through to its row in the next round."""
+    curves = []
+    for rnd in rounds:
+        for b in rnd.get("advanced") or []:
+            a = rows_at.get((rnd["number"], b["id"]))
+            z = rows_at.get((rnd["number"] + 1, b["id"]))
+            if a is None or z is None:
+                continue
+            x1, y1, x2, y2 = a[1], a[2], z[0], z[2]
+            mid = (x1 + x2) / 2
+            curves.append(f"M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} "
+                          f"{x2:.1f},{y2:.1f}")
+    return curves
+
+
 def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, Any]:
     """Positions of every round column, table box and row of the bracket JSON
     (:func:`arena.tournaments.present.bracket_json`), and the connector curves from each
     player who went through to the row where it sits in the next round."""
     rounds = list(bracket["rounds"]) + placeholder_rounds(bracket)
-    boxes: list[dict[str, Any]] = []
-    heights = []
-    for rnd in rounds:
-        h = 0
-        for table in rnd["tables"]:
-            h += HEAD_H + ROW_H * len(table["seats"]) + PAD + TABLE_GAP
-        if rnd["byes"]:
-            h += HEAD_H + ROW_H * len(rnd["byes"]) + PAD + TABLE_GAP
-        heights.append(h)
+    heights = [_column_height(rnd) for rnd in rounds]
     total_h = max(heights, default=0) + TOP
     rows_at: dict[tuple[int, int], tuple[float, float, float]] = {}
     columns = []
+    boxes: list[dict[str, Any]] = []
     last_number = rounds[-1]["number"] if rounds else 0
+    sizes = bracket.get("round_sizes")
     for ci, rnd in enumerate(rounds):
-        went_through = {b["id"] for b in rnd.get("advanced") or []}
         final = (connectors and rnd["number"] == last_number
                  and bracket.get("state") == "finished")
         x = 10 + ci * (COL_W + COL_GAP)
-        y = TOP + (total_h - TOP - heights[ci]) / 2
-        final_round = bracket.get("round_sizes") and rnd["number"] == len(bracket["round_sizes"])
+        final_round = sizes and rnd["number"] == len(sizes)
         columns.append({"x": x, "title": "Final" if final_round else f"Round {rnd['number']}",
                         "state": rnd["state"], "number": rnd["number"],
                         "target": rnd.get("target")})
-        items: list[tuple[str, Any]] = [("table", t) for t in rnd["tables"]]
-        if rnd["byes"]:
-            items.append(("byes", rnd["byes"]))
-        for kind, item in items:
-            if kind == "table":
-                table = item
-                lines = {x["bot"]["id"]: x for x in (table["result"] or [])}
-                rows = []
-                for seat, b in enumerate(table["seats"]):
-                    line = lines.get(b["id"])
-                    rows.append({"bot": b, "seat": seat, "line": line,
-                                 "y": y + HEAD_H + ROW_H * seat,
-                                 "adv": bool(line and line.get("advanced")),
-                                 "champion": bool(final and line and line["place"] == 1)})
-                if table["result"]:
-                    order = {x["bot"]["id"]: i for i, x in enumerate(table["result"])}
-                    rows.sort(key=lambda r: order.get(r["bot"]["id"], 99))
-                    for i, r in enumerate(rows):
-                        r["y"] = y + HEAD_H + ROW_H * i
-                h = HEAD_H + ROW_H * len(rows) + PAD
-                box = {"kind": "table", "x": x, "y": y, "w": COL_W, "h": h,
-                       "title": f"Table {table['number']}", "state": table["state"],
-                       "rows": rows, "matches": table["matches"], "round": rnd["number"]}
-            else:
-                rows = [{"bot": b, "seat": None, "line": None, "y": y + HEAD_H + ROW_H * i,
-                         "adv": b["id"] in went_through, "champion": False}
-                        for i, b in enumerate(item)]
-                h = HEAD_H + ROW_H * len(rows) + PAD
-                box = {"kind": "byes", "x": x, "y": y, "w": COL_W, "h": h, "title": "Byes",
-                       "state": rnd["state"], "rows": rows, "matches": [],
-                       "round": rnd["number"]}
+        column = _column_boxes(rnd, x, TOP + (total_h - TOP - heights[ci]) / 2, final=final)
+        for box in column:
             for r in box["rows"]:
                 rows_at[(rnd["number"], r["bot"]["id"])] = (x, x + COL_W, r["y"] + ROW_H / 2)
-            boxes.append(box)
-            y += h + TABLE_GAP
-    curves = []
-    if connectors:
-        for rnd in rounds:
-            for b in rnd.get("advanced") or []:
-                a = rows_at.get((rnd["number"], b["id"]))
-                z = rows_at.get((rnd["number"] + 1, b["id"]))
-                if a is None or z is None:
-                    continue
-                x1, y1, x2, y2 = a[1], a[2], z[0], z[2]
-                mid = (x1 + x2) / 2
-                curves.append(f"M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} "
-                              f"{x2:.1f},{y2:.1f}")
+        boxes.extend(column)
+    curves = _connector_curves(rounds, rows_at) if connectors else []
     width = 20 + len(rounds) * (COL_W + COL_GAP) - COL_GAP
     return {"width": max(width, COL_W + 20), "height": total_h + 10, "columns": columns,
             "boxes": boxes, "curves": curves, "row_h": ROW_H, "head_h": HEAD_H}

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +33,9 @@ from arena import create_app
 from arena.core.queue import EmbeddedRedis, get_queue
 from arena.core.storage import get_db, upgrade
 from arena.ops.procs import Child, start_arena, start_bot, stop_all
+from tests.waiting import wait_for
+
+__all__ = ["wait_for"]  # tests import it from here
 
 ADMIN = "test-admin-token-0123456789abcdefghij"  # long enough to start with
 MARKER = "arena:test-run"
@@ -331,14 +333,3 @@ def start_worker(app: Flask) -> Iterator[Callable[[], Child]]:
 
     yield start
     stop_all(children)
-
-
-def wait_for(predicate: Callable[[], Any], timeout_s: float = 60.0, every_s: float = 0.1,
-             what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every_s)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")

@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 
 from arena.core.models import Match
+from arena.core.queue import get_queue
 from arena.core.storage import get_db
 from arena.jobs.reconcile import reconcile
 from arena.ops.procs import Child, descendants
@@ -97,7 +98,9 @@ def test_worker_killed_mid_match_completes_once(
     first = start_worker()
     running = wait_for(lambda: (m := state(app, match_id)).state == "running" and m, 60,
                        what="a worker to claim the match")
-    time.sleep(0.5)  # well inside the match
+    attempt_1 = wire_match_id(app.config, match_id, 1)
+    wait_for(lambda: any(mid == attempt_1 for mid, _, _ in slow_hands), 60,
+             what="the slow bot's first move of the match")  # well inside the match
     horse_pid = int(str(running.lease_owner).rsplit(":", 1)[1])
     family = [first.pid, *descendants(first.pid)]
     assert horse_pid in family
@@ -147,7 +150,11 @@ def test_redis_flushed_mid_run_is_recovered_by_the_reconciler(
     app.config["WORKER_CONCURRENCY"] = 1
     # A match running while Redis is flushed still finishes (its state is in the database).
     start_worker()
-    time.sleep(1.0)
+    # The worker is running jobs (a later one finished), and the lost matches are still
+    # queued: nothing but the reconciler brings them back.
+    probe = get_queue(app).queue.enqueue("time.sleep", 0)
+    wait_for(lambda: probe.get_status(refresh=True) == "finished", 60,
+             what="the worker to run a job")
     assert [state(app, m).state for m in lost] == ["queued", "queued"]
     report = reconcile(app)
     assert sorted(report.requeued_queued) == lost

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.waiting import wait_for
+
 Behaviour = Callable[[socket.socket, "BadBot"], None]
 
 
@@ -81,6 +83,7 @@ class BadBot:
     tls: ssl.SSLContext | None = None
     _sock: socket.socket | None = None
     _conns: list[socket.socket] = field(default_factory=list)
+    _peers: list[tuple[str, int]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> BadBot:
@@ -104,12 +107,13 @@ class BadBot:
         assert self._sock is not None
         while not self.stop.is_set():
             try:
-                conn, _ = self._sock.accept()
+                conn, peer = self._sock.accept()
             except OSError:
                 return
             with self._lock:
                 self.connections += 1
                 self._conns.append(conn)
+                self._peers.append(peer[:2])
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
@@ -124,6 +128,23 @@ class BadBot:
         finally:
             with contextlib.suppress(OSError):
                 conn.close()
+
+    def connections_until_now(self) -> int:
+        """How many connections reached this bot before this call, every one of them counted:
+        for "nothing connected" without sleeping first.  A probe connection made now is
+        accepted after every earlier one (a listening socket hands them out in the order they
+        arrived), so once the probe is counted, so is each earlier one.  The probe is left
+        out of the answer (it still adds one to :attr:`connections`)."""
+        with socket.create_connection((self.host, self.port), timeout=60) as probe:
+            me = probe.getsockname()[:2]
+
+            def counted() -> bool:
+                with self._lock:
+                    return me in self._peers
+
+            wait_for(counted, 60, every_s=0.01, what="the probe connection to be accepted")
+            with self._lock:
+                return self._peers.index(me)
 
     def record(self, req: Request) -> None:
         with self._lock:

@@ -323,7 +323,6 @@ def test_home_leaderboard_and_bot_pages(
     start_worker()
     wait_for(lambda: len(client.get("/api/matches?state=finished").get_json()["items"]) >= 3,
              120, what="ladder matches")
-    time.sleep(0.5)
     page.goto(live_server + "/")
     assert "Big Two Arena" in page.inner_text("h1")
     page.screenshot(path=str(shots / "home.png"), full_page=True)
