@@ -14,6 +14,7 @@ matches        match list, match page and replay, ``/api/matches/...``, log down
 ratings        leaderboard (page and ``/api/ratings``), ``/api/families``, a bot's history
 tournaments    tournament list, form, page and live fragment, ``/api/tournaments/...``
 docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
+metrics        ``/metrics`` for Prometheus (behind ``METRICS_TOKEN``)
 =============  ==============================================================================
 
 Endpoint names are ``<blueprint>.<view>`` (``url_for("bots.bot_page", bot_id=...)``).  What
@@ -26,12 +27,12 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from . import bot_calls, bots, docs, matches, ratings, site, tournaments
+from . import bot_calls, bots, docs, matches, metrics, ratings, site, tournaments
 
 ATTACHED = (bot_calls,)
 """Modules that add their views to another feature's blueprint (imported for that): the
 owner's view of a bot's calls is part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
-                                     tournaments.bp, docs.bp)
+                                     tournaments.bp, docs.bp, metrics.bp)
 """Every feature's blueprint, in the order the app factory registers them."""
