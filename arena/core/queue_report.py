@@ -102,8 +102,9 @@ def redis_report(q: Queue) -> QueueReport:
 def database_report(app: Flask, report: QueueReport) -> None:
     """Add the unfinished matches by state (and the oldest queued one's age) to ``report``."""
     with get_db(app).begin() as s:
-        counts = dict(s.execute(select(Match.state, func.count()).where(
-            Match.state.in_(MATCH_STATES)).group_by(Match.state)).tuples().all())
+        rows = s.execute(select(Match.state, func.count()).where(
+            Match.state.in_(MATCH_STATES)).group_by(Match.state)).all()
+        counts = {row[0]: int(row[1]) for row in rows}
         first = s.scalar(select(func.min(Match.created_at)).where(Match.state == "queued"))
     report.matches = {state: int(counts.get(state, 0)) for state in MATCH_STATES}
     report.oldest_queued_match_s = _age(first, dt.datetime.now(dt.UTC))

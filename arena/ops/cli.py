@@ -11,6 +11,7 @@
     arena config             every setting with its value and what it does
     arena demo [--once]      everything on this machine, with sample bots
     arena tournament ...     create, start, advance, show, archive tournaments
+    arena queue ...          the job queue: status, failed jobs, retry
 
 Configuration comes from the environment (see ``arena config`` and ``docs/operations.md``).
 A command given no instance (no ``ARENA_INSTANCE_PATH``, no ``DATABASE_URL``) uses the
@@ -277,9 +278,11 @@ def demo(once: bool, port: int, matches: int, workers: int, deals: int,
 
 
 def _add_tournament_commands() -> None:
+    from .queue_cli import queue
     from .tournament_cli import tournament
 
     cli.add_command(tournament)
+    cli.add_command(queue)
 
 
 _add_tournament_commands()
