@@ -85,11 +85,13 @@ class JsonFormatter(logging.Formatter):
             "thread": record.threadName,
         }
         for name, var in CONTEXT.items():
-            value = var.get()
+            # Copied onto the record where it was made (ContextFilter), else from here.
+            value = record.__dict__[name] if name in record.__dict__ else var.get()
             if value is not None:
                 out[name] = value
         for key, value in record.__dict__.items():
-            if key not in _STANDARD and key not in out and not key.startswith("_"):
+            if (key not in _STANDARD and key not in CONTEXT and key not in out
+                    and not key.startswith("_") and value is not None):
                 out[key] = value
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)

@@ -268,7 +268,8 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
         job, queue = result
         self.reorder_queues(reference_queue=queue)
         job.redis_server_version = self.get_redis_server_version()  # type: ignore[no-untyped-call]
-        self.log.info("Worker %s: %s: %s (%s)", self.name, queue.name, job.description, job.id)
+        self.log.info("Worker %s: %s: %s (%s)", self.name, queue.name, job.description, job.id,
+                      extra={"job_id": job.id})
         return job, queue
 
     # --- one job -----------------------------------------------------------------------

@@ -39,7 +39,6 @@ import logging
 import re
 import secrets
 import signal
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -617,9 +616,9 @@ async def serve(relay: Relay, host: str, port: int,
             loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set_result((addr[0], addr[1]))
-    # The line arena.ops.procs.start_relay (and an operator) waits for.
-    print(f"live relay listening on http://{addr[0]}:{addr[1]}/live/", file=sys.stderr,
-          flush=True)
+    # The line arena.ops.procs.start_relay (and an operator) waits for: a log line, so that
+    # with LOG_FORMAT=json it is a JSON line like every other.
+    log.info("live relay listening on http://%s:%s/live/", addr[0], addr[1])
     try:
         async with server:
             await stop.wait()
