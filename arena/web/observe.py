@@ -25,7 +25,7 @@ from flask import Flask, Response, g, request
 
 from arena.core import logs, metrics
 
-log = logging.getLogger("arena.request")
+log = logging.getLogger(__name__)
 
 HEADER = "X-Request-ID"
 _GOOD_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")

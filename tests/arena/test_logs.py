@@ -97,7 +97,7 @@ def test_every_line_of_a_request_carries_its_request_id(
     ids = {r.headers["X-Request-ID"] for r in answers}
     assert len(ids) == 3 and all(r.status_code == 503 for r in answers)
     lines = [x for x in lines_of(captured.getvalue()) if x["logger"].startswith("arena")]
-    summaries = [x for x in lines if x["logger"] == "arena.request"]
+    summaries = [x for x in lines if x["logger"] == "arena.web.observe"]
     assert {x["request_id"] for x in summaries} == ids
     assert all(x["route"] == "/readyz" and x["status"] == 503 for x in summaries)
     inside = [x for x in lines if x["logger"] == "arena.routes.site"]
