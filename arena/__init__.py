@@ -25,8 +25,8 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
-from .core import config, queue, security, storage
-from .web import errors, limits, readcache
+from .core import config, logs, queue, security, storage
+from .web import errors, limits, observe, readcache
 
 
 class IdConverter(BaseConverter):
@@ -69,6 +69,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
     security.refuse_weak_secrets(app.config)
     security.check_cookie_settings(app.config)
+    logs.formatter(str(app.config["LOG_FORMAT"]))  # a LOG_FORMAT that is neither refuses to start
     app.session_interface = security.SessionCookies()
     hops = int(app.config["TRUSTED_PROXY_HOPS"])
     if hops:
@@ -91,6 +92,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(bp)
     readcache.init_app(app)  # after the blueprints, before the limits (they count hits)
     limits.init_app(app)  # after the blueprints: it wraps the views marked @limited
+    observe.init_app(app)  # request ids, latency histograms, one log line per request
     return app
 
 

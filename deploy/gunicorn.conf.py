@@ -16,8 +16,38 @@ instance gets its own, named after its bind address (``WEB_CONTROL_SOCKET``: a p
 ``off``).
 """
 
+import glob
 import os
 import re
+import shutil
+import tempfile
+
+# --- metrics: multiprocess mode (before anything imports prometheus_client) ------------------
+#
+# gunicorn's workers are processes: each keeps its metrics in files of one folder, which
+# /metrics adds up (arena/core/metrics.py).  prometheus_client picks its mode when a process
+# first imports it, so the folder is set here, in the master, before on_starting imports the
+# app; the workers inherit it.  Emptied at start: an earlier run's files would be added in.
+
+# Nothing of arena is imported before this: importing any of it imports prometheus_client.
+
+_metrics_given = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+_metrics_dir = _metrics_given or tempfile.mkdtemp(prefix="arena-gunicorn-metrics-")
+os.makedirs(_metrics_dir, exist_ok=True)
+for _stale in glob.glob(os.path.join(_metrics_dir, "*.db")):
+    os.remove(_stale)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_dir
+
+# --- logs ------------------------------------------------------------------------------------
+#
+# LOG_FORMAT=json: gunicorn's own lines and the app's are JSON lines on stderr, and the app
+# writes one line per request with its request id (arena/web/observe.py) instead of
+# gunicorn's access log.  text (the default): as before, with the access log.
+
+from arena.core.logs import gunicorn_logconfig, log_format_from_env  # noqa: E402
+
+log_format = log_format_from_env()
+logconfig_dict = gunicorn_logconfig(log_format)
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -28,7 +58,7 @@ graceful_timeout = 20
 keepalive = 5
 max_requests = 2000  # recycle workers now and then
 max_requests_jitter = 200
-accesslog = "-"
+accesslog = None if log_format == "json" else "-"
 errorlog = "-"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # The app is built in each worker (not preloaded): every process opens its own database
@@ -53,6 +83,7 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     before PostgreSQL, or before the release's migration, the workers would otherwise answer
     500s; now the master waits (``STARTUP_DB_WAIT_S``) or exits with one clear line."""
     from arena import create_app
+    from arena.core.metrics import mark_process_dead
     from arena.ops.cli_app import DatabaseNotReady
     from arena.ops.startup import wait_for_database
 
@@ -61,11 +92,30 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     except DatabaseNotReady as exc:
         server.log.error("Error: %s", exc.format_message())
         raise SystemExit(1) from None
+    # The master's app was for that check only: its pool's gauges are not the service's.
+    mark_process_dead(os.getpid())
+
+
+def on_exit(server):  # type: ignore[no-untyped-def]
+    """The metrics folder this server made for itself goes with it."""
+    if not _metrics_given:
+        shutil.rmtree(_metrics_dir, ignore_errors=True)
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    """A worker is gone (recycled after max_requests, killed, crashed): its live gauges stop
+    counting and its counters are folded into the folder's archive (arena/core/metrics.py)."""
+    from arena.core.metrics import mark_process_dead
+
+    mark_process_dead(worker.pid)
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     from arena.core.heap import settle_heap
+    from arena.core.logs import set_process
     from arena.web import request_deadline
+
+    set_process("web")
 
     request_deadline.install(request_timeout_s, request_grace_s)
     # The app is loaded: take its ~200,000 lifelong objects out of the garbage collector's

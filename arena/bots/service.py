@@ -42,6 +42,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from arena.core import metrics
 from arena.core.endpoints import endpoint_of
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, utcnow
 from arena.core.queue import get_queue
@@ -209,6 +210,10 @@ def run_health_check(app: Flask, url: str, probe: Probe | None = None, *,
     )
 
 
+CHECK_PURPOSES = frozenset({"submit", "url_change", "recheck", "sweep"})
+"""Why a check runs (``HealthCheck.purpose``): the label of ``arena_health_checks_total``."""
+
+
 def run_check(app: Flask, bot_id: int, check_id: int | None) -> str:
     """The body of :func:`arena.jobs.bodies.check_bot`: run one check and apply it (idempotent: a
     check already done is not run again).  ``check_id`` None: a sweep check."""
@@ -231,6 +236,7 @@ def run_check(app: Flask, bot_id: int, check_id: int | None) -> str:
             check = found
             check.state = "running"
         url, cid, signing = check.url, check.id, signing_for(app, bot)
+        purpose = check.purpose if check.purpose in CHECK_PURPOSES else "other"
         probe = probe_for(app, s, bot)
     t0 = time.monotonic()
     result = run_health_check(app, url, probe, signing=signing)
@@ -246,6 +252,7 @@ def run_check(app: Flask, bot_id: int, check_id: int | None) -> str:
         if bot is None or fresh is None or fresh.state == "done":
             return "already done"
         outcome = apply_check(app, s, bot, fresh, result)
+    metrics.HEALTH_CHECKS.labels(purpose, "passed" if result.ok else "failed").inc()
     return outcome
 
 
@@ -294,7 +301,7 @@ def apply_check(app: Flask, s: Session, bot: Bot, check: HealthCheck,
     limit = int(app.config["HEALTH_FAILURES_TO_PAUSE"])
     if bot.check_state == "passed" and bot.health_failures >= limit and not bot.health_paused:
         pause(bot, f"{bot.health_failures} health checks failed in a row; the last one: "
-                   f"{result.reason}")
+                   f"{result.reason}", cause="failed_checks")
     return f"failed: {result.reason}"
 
 
@@ -317,7 +324,11 @@ def _restore(bot: Bot, now: Any) -> None:
     bot.judged_since = now
 
 
-def pause(bot: Bot, reason: str) -> None:
+def pause(bot: Bot, reason: str, *, cause: str) -> None:
+    """Take ``bot`` off the ladder until a check passes; ``cause`` (failed_checks, forfeits,
+    fault_rate) labels ``arena_bot_pauses_total`` (counted when decided: the transaction
+    that decides it is the one that stores it)."""
+    metrics.BOT_PAUSES.labels(cause).inc()
     bot.health_paused = True
     bot.pause_reason = reason[:1000]
     bot.updated_at = utcnow()
@@ -350,16 +361,18 @@ def judge_matches(app: Flask, s: Session, bot_ids: list[int]) -> list[int]:
         recent = rows[:window]
         calls = sum(r.calls or 0 for r in recent)
         strikes = sum(r.strikes or 0 for r in recent)
-        reason = None
+        reason = cause = None
         if streak >= in_a_row:
+            cause = "forfeits"
             reason = (f"forfeited its last {streak} matches (the newest: match #{rows[0].id}): "
                       "too many moves late, refused or illegal")
         elif calls >= min_moves and strikes >= rate * calls:
+            cause = "fault_rate"
             reason = (f"faults on {100 * strikes / calls:.0f}% of its moves ({strikes} of "
                       f"{calls}) over its last {len(recent)} matches; the limit is "
                       f"{100 * rate:.0f}%")
-        if reason is not None:
-            pause(bot, reason + "; it returns when a health check passes")
+        if reason is not None and cause is not None:
+            pause(bot, reason + "; it returns when a health check passes", cause=cause)
             paused.append(bot.id)
     return paused
 

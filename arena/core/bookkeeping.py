@@ -42,8 +42,11 @@ per process and no gate: :func:`slot` is free until :func:`configure` sets a siz
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+
+from . import metrics
 
 
 class Gate:
@@ -73,12 +76,16 @@ class Gate:
         if not held:
             with self._lock:
                 self.waiting += 1
+            t0 = time.perf_counter()
             try:
                 held = sem.acquire(timeout=self.wait_s)
             finally:
                 with self._lock:
                     self.waiting -= 1
                     self.went_ahead += not held
+                metrics.BOOKKEEPING_WAIT.observe(time.perf_counter() - t0)
+                if not held:
+                    metrics.BOOKKEEPING_WENT_AHEAD.inc()
         try:
             yield
         finally:

@@ -368,6 +368,35 @@ class Defaults:
     """Whether ``arena worker`` runs RQ's scheduler (it moves delayed job retries onto the
     queue).  Recovery does not depend on it: the reconciler works from the database."""
 
+    # --- metrics and logs (arena.core.metrics, arena.core.logs) ----------------------------
+    METRICS_TOKEN: str = ""
+    """Bearer token that Prometheus sends to read ``/metrics`` of the web app (the
+    ``ADMIN_TOKEN`` is accepted too).  A token of its own, read-only: Prometheus's
+    configuration then holds nothing that can act on the service.  Empty, and no
+    ``ADMIN_TOKEN``: ``/metrics`` answers 404.  Keep ``/metrics`` off the public site as well
+    (the shipped nginx refuses it)."""
+    METRICS_HOST: str = "127.0.0.1"
+    """Address the metrics ports of ``arena worker``, ``arena clock`` and ``arena live`` listen
+    on (they have no token: keep them on loopback or a private network)."""
+    WORKER_METRICS_PORT: int = 0
+    """Port on which ``arena worker`` serves its Prometheus metrics (``/metrics``); 0: none.
+    Each worker process on a machine needs a port of its own."""
+    CLOCK_METRICS_PORT: int = 0
+    """Port on which ``arena clock`` serves its Prometheus metrics; 0: none.  (A worker's
+    clock child gets the same environment: give one of them the port.)"""
+    LIVE_METRICS_PORT: int = 0
+    """Port on which ``arena live`` serves its Prometheus metrics; 0: none."""
+    PROMETHEUS_MULTIPROC_DIR: str = ""
+    """Folder where the processes of one gunicorn server keep their metrics so that
+    ``/metrics`` adds them up (``prometheus_client``'s multiprocess mode).  Read from the
+    environment when a process starts, before anything else: ``deploy/gunicorn.conf.py``
+    sets it (a new temporary folder unless given) and empties it at start; the other
+    processes need nothing (``arena worker`` with ``WORKER_CONCURRENCY=0`` makes its own).
+    Do not set it for processes that are not of one gunicorn server."""
+    LOG_FORMAT: str = "text"
+    """``text``: one ``time logger message`` line per event, for a terminal (the demo).
+    ``json``: one JSON object per line, with the request id, match id and job id of the
+    line's request or job (production: docs/operations.md, "Logs")."""
 
     # --- live matches (arena.live) ---------------------------------------------------------
     LIVE_ENABLED: bool = True

@@ -50,6 +50,16 @@ def bearer_token() -> str | None:
     return value.strip()
 
 
+def may_read_metrics(token: str | None) -> bool:
+    """Whether ``token`` is the ``METRICS_TOKEN`` (Prometheus) or the ``ADMIN_TOKEN``."""
+    if not token:
+        return False
+    wanted = str(current_app.config["METRICS_TOKEN"] or "")
+    if wanted and hmac.compare_digest(token.encode("utf-8"), wanted.encode("utf-8")):
+        return True
+    return is_admin(token)
+
+
 def is_admin(token: str | None) -> bool:
     admin = str(current_app.config["ADMIN_TOKEN"] or "")
     if not admin or not token:
@@ -67,7 +77,7 @@ first one) and forget to change; a value holding one is refused whatever its len
 MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
-SECRET_SETTINGS = ("SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN")
+SECRET_SETTINGS = ("SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN", "METRICS_TOKEN")
 """The settings that are secrets (an empty TOKEN_PEPPER or SIGNING_KEY means SECRET_KEY)."""
 
 

@@ -24,6 +24,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from . import metrics
+
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 READ_SNAPSHOT = "arena_read_snapshot"
 """Execution option of a connection that only reads, in one snapshot (see
@@ -105,6 +107,20 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
                          **sizing)
 
 
+def count_pool_use(engine: Engine, capacity: int) -> None:
+    """Keep ``arena_db_pool_connections_in_use`` (checked out now) and ``..._max`` (the
+    pool's size plus overflow) for ``engine``'s pool, from the pool's own events."""
+    metrics.DB_POOL_MAX.set(capacity)
+
+    @event.listens_for(engine, "checkout")
+    def _out(dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        metrics.DB_POOL_IN_USE.inc()
+
+    @event.listens_for(engine, "checkin")
+    def _in(dbapi_conn: Any, record: Any) -> None:
+        metrics.DB_POOL_IN_USE.dec()
+
+
 class Database:
     """An app's engine and session factory."""
 
@@ -114,6 +130,7 @@ class Database:
         self.pid = os.getpid()
         self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool,
                                   statement_timeout_ms=statement_timeout_ms)
+        count_pool_use(self.engine, pool.size + pool.overflow)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @property

@@ -56,8 +56,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from arena.bots import service as bot_service
+from arena.bots.call_metrics import CallMeter
 from arena.bots.calls import CallRecorder
-from arena.core import bookkeeping
+from arena.core import bookkeeping, logs, metrics
 from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
 from arena.core.signing import signing_for
@@ -100,7 +101,7 @@ def owner_id() -> str:
 def play_match(match_id: int) -> str:
     """RQ entry point (by dotted path).  Returns what happened, for the job's result."""
     app = _app()
-    with app.app_context():
+    with app.app_context(), logs.bind(match_id=match_id):
         outcome = run_match_job(app, match_id)
         if outcome in ("finished", "failed"):
             from arena.tournaments.service import on_match_done
@@ -246,7 +247,30 @@ def leases(app: Flask) -> LeaseKeeper:
     return keeper
 
 
+OUTCOMES = {"finished": "finished", "failed": "failed", "lease lost": "lease_lost",
+            "lease lost before finishing": "lease_lost", "duplicate result refused": "lease_lost",
+            "abandoned": "abandoned"}
+"""What :func:`run_match_job` returned -> the ``outcome`` label of ``arena_match_jobs_total``
+(a hand-back's text names its new job: ``handed_back``; a match not claimed: ``not_played``)."""
+
+
+def outcome_label(outcome: str) -> str:
+    if outcome.startswith("handed back"):
+        return "handed_back"
+    return OUTCOMES.get(outcome, "not_played")
+
+
 def run_match_job(app: Flask, match_id: int) -> str:
+    try:
+        outcome = _run_match_job(app, match_id)
+    except Exception:
+        metrics.MATCH_JOBS.labels("error").inc()
+        raise
+    metrics.MATCH_JOBS.labels(outcome_label(outcome)).inc()
+    return outcome
+
+
+def _run_match_job(app: Flask, match_id: int) -> str:
     control = execution.current()
     token = uuid.uuid4().hex
     with bookkeeping.slot():
@@ -255,6 +279,9 @@ def run_match_job(app: Flask, match_id: int) -> str:
             log.info("match %s: not played (%s)", match_id, outcome)
             return outcome
         publisher = start_broadcast(app, match_id)
+    log.info("match %s: claimed", match_id)
+    claimed_at = time.perf_counter()
+    metrics.MATCHES_RUNNING.inc()
     stopped: dict[str, Any] = {"state": "stopped"}
     calls = CallRecorder(app)
     try:
@@ -265,6 +292,9 @@ def run_match_job(app: Flask, match_id: int) -> str:
             if outcome == "finished":
                 stopped = {"state": "finished", "totals": list(record.totals)}
                 calls.flush(match_id)  # only a stored log's calls: each has its exact request
+        if outcome == "finished":
+            metrics.MATCH_SECONDS.observe(time.perf_counter() - claimed_at)
+        log.info("match %s: %s", match_id, outcome, extra={"outcome": outcome})
         return outcome
     except LeaseLostError:
         log.warning("match %s: lease lost, abandoning this attempt", match_id)
@@ -282,6 +312,7 @@ def run_match_job(app: Flask, match_id: int) -> str:
         release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
         raise
     finally:
+        metrics.MATCHES_RUNNING.dec()
         if publisher is not None:
             publisher.publish("end", stopped)
             publisher.close()
@@ -371,8 +402,11 @@ def play(app: Flask, match_id: int, hb: _Held,
                              for url, signing, label in sitting]
     if calls is not None:  # each seat's raw answers, for its owner (arena.bots.calls)
         players = calls.wrap(players, bot_ids)
+    meter = CallMeter(limits)  # outcomes, latency, deadline overshoot (arena.bots.call_metrics)
+    players = meter.wrap(players)
 
     def on_turn(turn: TurnRecord) -> None:
+        meter.on_turn(turn)
         if calls is not None:
             calls.on_turn(turn)
         if hb.lost.is_set():
@@ -380,9 +414,11 @@ def play(app: Flask, match_id: int, hb: _Held,
         control.check()
 
     try:
-        return run_match(rules, players, seed, deals, limits,
-                         match_id=wire_id, on_turn=on_turn,
-                         watcher=watcher)
+        record = run_match(rules, players, seed, deals, limits,
+                           match_id=wire_id, on_turn=on_turn,
+                           watcher=watcher)
+        meter.finished(record)
+        return record
     finally:
         for p in players:
             p.close()
@@ -498,4 +534,6 @@ def check_bot(bot_id: int, check_id: int | None = None) -> str:
     """RQ entry point: run one health check of a bot and apply it."""
     app = _app()
     with app.app_context():
-        return bot_service.run_check(app, bot_id, check_id)
+        outcome = bot_service.run_check(app, bot_id, check_id)
+        log.info("bot %s: health check %s", bot_id, outcome, extra={"bot_id": bot_id})
+        return outcome

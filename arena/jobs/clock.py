@@ -21,6 +21,7 @@ from typing import Any
 from flask import Flask
 
 from arena.bots.sweep import sweep
+from arena.core import metrics
 from arena.core.queue import get_queue
 from arena.play.ladder import run_round
 
@@ -80,7 +81,9 @@ class Clock:
 
     def tick(self) -> list[str]:
         """Run whatever is due (if leader); returns the names of the duties run."""
-        if not self.lead():
+        leading = self.lead()
+        metrics.CLOCK_LEADER.set(1 if leading else 0)
+        if not leading:
             return []
         ran = []
         now = time.monotonic()
@@ -89,9 +92,11 @@ class Clock:
                 continue
             self.last[name] = now
             try:
-                duty()
+                with metrics.timed(metrics.CLOCK_DUTY_SECONDS.labels(name)):
+                    duty()
                 ran.append(name)
             except Exception:
+                metrics.CLOCK_DUTY_FAILURES.labels(name).inc()
                 log.exception("clock duty %s failed", name)
         return ran
 

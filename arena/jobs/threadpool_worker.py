@@ -80,7 +80,7 @@ from rq.timeouts import BaseDeathPenalty
 from rq.utils import now
 from rq.worker import DequeueStrategy, WorkerStatus
 
-from arena.core import bookkeeping
+from arena.core import bookkeeping, logs, metrics
 from arena.core.heap import gc_thresholds, settle_heap
 
 from . import rq_adapter
@@ -181,6 +181,7 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
             rq_adapter.start_scheduler(self, burst, logging_level, date_format, log_format)
         rq_adapter.install_signal_handlers(self)  # through the supervision's chain, if any
         self.log.info("Worker %s: running up to %d jobs at once", self.name, self.concurrency)
+        metrics.WORKER_JOB_SLOTS.set(self.concurrency)
         started = 0
         idle_since = time.monotonic()
         backoff = 1.0
@@ -267,7 +268,8 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
         job, queue = result
         self.reorder_queues(reference_queue=queue)
         job.redis_server_version = self.get_redis_server_version()  # type: ignore[no-untyped-call]
-        self.log.info("Worker %s: %s: %s (%s)", self.name, queue.name, job.description, job.id)
+        self.log.info("Worker %s: %s: %s (%s)", self.name, queue.name, job.description, job.id,
+                      extra={"job_id": job.id})
         return job, queue
 
     # --- one job -----------------------------------------------------------------------
@@ -283,10 +285,16 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
                                       name=f"rq-job-{job.id}")
         with self._lock:
             self._running[execution.id] = run
+            metrics.WORKER_JOBS_RUNNING.set(len(self._running))
         run.thread.start()
 
     def _perform(self, run: Running) -> None:
-        """The job's thread: run it, then record the outcome unless it was given up."""
+        """The job's thread: run it, then record the outcome unless it was given up.  Its
+        log lines carry the job's id (:mod:`arena.core.logs`)."""
+        with logs.bind(job_id=run.job.id):
+            self._perform_job(run)
+
+    def _perform_job(self, run: Running) -> None:
         job = run.job
         exc_info: ExcInfo | None = None
         value: Any = None
@@ -300,6 +308,7 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
             with self._lock:
                 run.settled = True
                 self._running.pop(run.execution.id, None)
+                metrics.WORKER_JOBS_RUNNING.set(len(self._running))
                 self._changed.notify_all()
             return
         try:
@@ -327,6 +336,7 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
         finally:
             with self._lock:
                 self._running.pop(run.execution.id, None)
+                metrics.WORKER_JOBS_RUNNING.set(len(self._running))
                 self._changed.notify_all()
 
     def _give_up(self, run: Running, why: str) -> None:
@@ -337,9 +347,11 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
                 return
             run.settled = True
             self._running.pop(run.execution.id, None)
+            metrics.WORKER_JOBS_RUNNING.set(len(self._running))
             if run.thread is not None:
                 self._abandoned.append(run.thread)
             self._changed.notify_all()
+        metrics.WORKER_JOBS_ABANDONED.inc()
         run.control.abandoned.set()
         self.log.warning("Worker %s: giving up job %s: %s", self.name, run.job.id, why)
         run.job.ended_at = now()

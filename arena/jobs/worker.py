@@ -18,14 +18,16 @@ $REDIS_URL arena`` works as well: that worker builds the app from the environmen
 
 from __future__ import annotations
 
-import logging
+import atexit
 import os
 import sys
 from typing import Any
 
 from flask import Flask
 from rq import Worker
+from rq.job import Job
 
+from arena.core import logs, metrics
 from arena.core.processes import children_die_with_me
 from arena.core.queue import QueueService, get_queue
 
@@ -53,6 +55,9 @@ def set_worker_app(app: Flask) -> None:
 def start_clock(app: Flask) -> supervisor.ChildKeeper:
     """``arena clock`` as a child that dies with this process and is restarted if it dies."""
     env = dict(os.environ)
+    # The clock is a process of its own: not of this worker's metrics folder, if it has one.
+    env.pop(metrics.MULTIPROC_ENV, None)
+    env.pop(metrics.PRIVATE_ENV, None)
     env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
     if app.config["DATABASE_URL"]:
         env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
@@ -69,9 +74,20 @@ class AppWorker(Worker):
         super().__init__(*args, **kwargs)
         self.app = app if app is not None else worker_app()
 
-    def perform_job(self, *args: Any, **kwargs: Any) -> bool:
-        with self.app.app_context():
-            return super().perform_job(*args, **kwargs)
+    def monitor_work_horse(self, job: Job, *args: Any, **kwargs: Any) -> None:
+        """Wait for the horse (RQ), then fold its metrics into the worker's archive: one
+        process per job would otherwise leave two files per job in the metrics folder
+        (:func:`arena.core.metrics.mark_process_dead`)."""
+        horse = self.horse_pid
+        try:
+            super().monitor_work_horse(job, *args, **kwargs)
+        finally:
+            if horse:
+                metrics.mark_process_dead(horse)
+
+    def perform_job(self, job: Job, *args: Any, **kwargs: Any) -> bool:
+        with self.app.app_context(), logs.bind(job_id=job.id):
+            return super().perform_job(job, *args, **kwargs)
 
 
 def make_worker(app: Flask, q: QueueService,
@@ -93,7 +109,10 @@ def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
     """Run an RQ worker on the app's queue until stopped (or, with ``burst``, until the
     queue is empty).  Returns whether it stopped cleanly."""
     set_worker_app(app)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logs.configure(str(app.config["LOG_FORMAT"]), process="worker")
+    metrics.serve_port(str(app.config["METRICS_HOST"]), int(app.config["WORKER_METRICS_PORT"]))
+    if metrics.multiprocess_dir() is not None:
+        atexit.register(metrics.remove_private_dir)
     q = get_queue(app)
     with_clock = bool(app.config["WORKER_CLOCK"]) if clock is None else clock
     children_die_with_me()  # work horses and RQ's scheduler

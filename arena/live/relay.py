@@ -44,7 +44,6 @@ import logging
 import re
 import secrets
 import signal
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -54,6 +53,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
+from arena.core import logs, metrics
 from arena.core.clients import client_key
 
 from . import viewers as viewer_counts
@@ -75,6 +75,9 @@ READ_BATCH = 500
 """Stream entries read per ``XREAD`` call at most."""
 
 _ROUTE = re.compile(r"^/live/(matches|tournaments)/([1-9][0-9]{0,11})/events$")
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+REFUSALS = {503: "busy", 429: "per_ip", 404: "not_live"}
+"""A refused stream's status -> the reason label of ``arena_live_streams_refused_total``."""
 _STREAM_ID = re.compile(r"^[0-9]{1,15}-[0-9]{1,10}$")
 _REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 429: "Too Many Requests",
@@ -258,9 +261,12 @@ class Relay:
                 ch = self.channels.get(key)
                 if ch is None:
                     continue
+                now_ms = time.time() * 1000
                 for entry_id, fields in entries:
                     ch.last_id = entry_id
                     self.events_in += 1
+                    metrics.LIVE_EVENTS.inc()
+                    metrics.LIVE_LAG.observe(max(0.0, now_ms - id_key(entry_id)[0]) / 1000)
                     self._deliver(ch, entry_id, fields)
             self._sweep()
 
@@ -283,6 +289,7 @@ class Relay:
                 ch.idle_since = now
             elif now - ch.idle_since >= CHANNEL_LINGER_S:
                 del self.channels[key]
+                metrics.LIVE_CHANNELS.set(len(self.channels))
                 if ch.task is not None:
                     ch.task.cancel()
 
@@ -329,7 +336,8 @@ class Relay:
             ch.ready.set_result(ok)
             if not ok:
                 self.channels.pop(key, None)
-            else:
+            metrics.LIVE_CHANNELS.set(len(self.channels))
+            if ok:
                 await self.wake()
         assert ch.ready is not None
         if not await asyncio.shield(ch.ready):
@@ -401,6 +409,12 @@ class Relay:
                 return client_key(chain[-hops])
         return client_key(peer)
 
+    def request_id(self, headers: Mapping[str, str]) -> str:
+        """The proxy's ``X-Request-ID`` when the proxy is trusted and it is a plain token,
+        else a new id (as the web app does: :mod:`arena.web.observe`)."""
+        sent = headers.get("x-request-id", "") if self.limits.trusted_hops > 0 else ""
+        return sent if _REQUEST_ID.match(sent) else secrets.token_hex(16)
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await self._handle(reader, writer)
@@ -447,6 +461,10 @@ class Relay:
             return
         kind = "match" if route.group(1) == "matches" else "tournament"
         ident = int(route.group(2))
+        # This connection's task has a context of its own: its log lines name the stream.
+        logs.REQUEST_ID.set(self.request_id(headers))
+        if kind == "match":
+            logs.MATCH_ID.set(ident)
         query = parse_qs(url.query)
         peer = writer.get_extra_info("peername")
         ip = self.client_ip(str(peer[0]) if peer else "?", headers)
@@ -461,14 +479,20 @@ class Relay:
             if len(ch.viewers) >= self.limits.per_channel:
                 raise HttpError(503, "busy", f"too many viewers of this {kind}")
         except HttpError as exc:
+            metrics.LIVE_REFUSED.labels(REFUSALS.get(exc.status, "other")).inc()
+            log.info("live stream of %s %s refused: %s", kind, ident, exc.code,
+                     extra={"status": exc.status})
             await respond(writer, exc.status, exc.code, exc.message)
             return
         last = headers.get("last-event-id") or (query.get("last") or query.get("tag") or [""])[0]
         viewer = Viewer(self.limits.viewer_queue)
         ch.viewers.add(viewer)
         self.viewers += 1
+        metrics.LIVE_VIEWERS.set(self.viewers)
         self.per_ip[ip] += 1
         eof = asyncio.create_task(viewer.watch_eof(reader))
+        opened = time.monotonic()
+        log.info("live stream of %s %s opened", kind, ident)
         try:
             if kind == "match":
                 await self.stream_match(writer, ch, viewer, last)
@@ -478,9 +502,15 @@ class Relay:
             eof.cancel()
             ch.viewers.discard(viewer)
             self.viewers -= 1
+            metrics.LIVE_VIEWERS.set(self.viewers)
             self.per_ip[ip] -= 1
             if self.per_ip[ip] <= 0:
                 del self.per_ip[ip]
+            if viewer.overrun:
+                metrics.LIVE_CUT_OFF.inc()
+            log.info("live stream of %s %s closed after %.1f s%s", kind, ident,
+                     time.monotonic() - opened, " (cut off: too far behind)"
+                     if viewer.overrun else "")
 
     async def stream_match(self, writer: asyncio.StreamWriter, ch: Channel, viewer: Viewer,
                            last: str) -> None:
@@ -626,9 +656,9 @@ async def serve(relay: Relay, host: str, port: int,
             loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set_result((addr[0], addr[1]))
-    # The line arena.ops.procs.start_relay (and an operator) waits for.
-    print(f"live relay listening on http://{addr[0]}:{addr[1]}/live/", file=sys.stderr,
-          flush=True)
+    # The line arena.ops.procs.start_relay (and an operator) waits for: a log line, so that
+    # with LOG_FORMAT=json it is a JSON line like every other.
+    log.info("live relay listening on http://%s:%s/live/", addr[0], addr[1])
     try:
         async with server:
             await stop.wait()

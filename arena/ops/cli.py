@@ -11,6 +11,7 @@
     arena config             every setting with its value and what it does
     arena demo [--once]      everything on this machine, with sample bots
     arena tournament ...     create, start, advance, show, archive tournaments
+    arena queue ...          the job queue: status, failed jobs, retry
 
 Configuration comes from the environment (see ``arena config`` and ``docs/operations.md``).
 A command given no instance (no ``ARENA_INSTANCE_PATH``, no ``DATABASE_URL``) uses the
@@ -42,14 +43,23 @@ def _service_app(command: str) -> Flask:
     this code's schema (waiting up to ``STARTUP_DB_WAIT_S``; the embedded SQLite database
     is migrated): otherwise the process exits with one line saying why
     (:mod:`arena.ops.startup`), instead of serving errors or failing every job."""
-    import logging
+    from arena.core import logs
 
     from .startup import wait_for_database
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logs.configure(_log_format(), process=command)
     app = create_app()
     wait_for_database(app, what=f"arena {command}")
     return app
+
+
+def _log_format() -> str:
+    """``LOG_FORMAT`` from the environment, before the app exists (so that its own start-up
+    lines are written in it; a wrong value is refused by ``create_app`` right after)."""
+    from arena.core import logs
+
+    fmt = logs.log_format_from_env()
+    return fmt if fmt in logs.FORMATS else "text"
 
 
 @click.group(help=__doc__.split("\n\n")[0] if __doc__ else None)
@@ -97,9 +107,36 @@ def worker(burst: bool, no_clock: bool, name: str | None) -> None:
     """Run an RQ worker on the arena queue."""
     from arena.jobs.worker import run_worker
 
+    _private_metrics_for_forking_worker()
+
     ok = run_worker(_service_app("worker"), burst=burst, clock=False if no_clock else None,
                     name=name)
     sys.exit(0 if ok else 1)
+
+
+def _private_metrics_for_forking_worker() -> None:
+    """RQ's forking worker (``WORKER_CONCURRENCY=0``) plays each job in a forked work horse,
+    whose metrics would die with it.  With a metrics port, this process starts again (the
+    same pid, ``exec``) in multiprocess mode over a folder of its own, which must be set
+    before anything imports ``prometheus_client`` (:mod:`arena.core.metrics`): the horses
+    write their metrics there and the worker's port adds them up.  The folder is removed
+    when the worker exits."""
+    import os
+
+    from arena.core import metrics
+    from arena.core.config import default_settings, from_environment
+
+    cfg = {**default_settings(), **from_environment()}
+    if not metrics.needs_private_multiprocess(int(cfg["WORKER_CONCURRENCY"]),
+                                              int(cfg["WORKER_METRICS_PORT"])):
+        return
+    folder = metrics.fresh_multiprocess_dir(None)
+    os.environ[metrics.MULTIPROC_ENV] = folder
+    os.environ[metrics.PRIVATE_ENV] = folder
+    args = list(sys.argv[1:])
+    if "worker" not in args:  # called as a function (main(argv)): rebuild the command
+        args = ["worker"]
+    os.execv(sys.executable, [sys.executable, "-m", "arena", *args])
 
 
 @cli.command()
@@ -108,15 +145,16 @@ def worker(burst: bool, no_clock: bool, name: str | None) -> None:
 def live(host: str | None, port: int | None) -> None:
     """Run the live relay: server-sent events of running matches and tournaments."""
     import asyncio
-    import logging
 
+    from arena.core import logs, metrics
     from arena.core.queue import get_queue
     from arena.live.channel import prefix_of
     from arena.live.relay import Relay, RelayLimits, serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logs.configure(_log_format(), process="live")
     app = _app()
     cfg = app.config
+    metrics.serve_port(str(cfg["METRICS_HOST"]), int(cfg["LIVE_METRICS_PORT"]))
     relay = Relay(get_queue(app).url, str(cfg["LIVE_WEB_URL"]), RelayLimits.from_config(cfg),
                   prefix_of(cfg))
     asyncio.run(serve(relay, host or str(cfg["LIVE_HOST"]),
@@ -128,9 +166,12 @@ def clock() -> None:
     """Run the clock (reconciler, ladder, health sweep) until stopped."""
     import signal
 
+    from arena.core import metrics
     from arena.jobs.clock import Clock
 
-    c = Clock(_service_app("clock"))
+    app = _service_app("clock")
+    metrics.serve_port(str(app.config["METRICS_HOST"]), int(app.config["CLOCK_METRICS_PORT"]))
+    c = Clock(app)
 
     def stop(signum: int, frame: object) -> None:
         c.stopped = True
@@ -204,7 +245,9 @@ def show_config() -> None:
 
     app = command_app(database=False)
     docs = setting_docs()
-    secret = {"SECRET_KEY", "TOKEN_PEPPER", "SIGNING_KEY", "ADMIN_TOKEN"}
+    from arena.core.security import SECRET_SETTINGS
+
+    secret = set(SECRET_SETTINGS)
     for name in default_settings():
         value = app.config[name]
         shown = "(set)" if name in secret and value else repr(value)
@@ -235,9 +278,11 @@ def demo(once: bool, port: int, matches: int, workers: int, deals: int,
 
 
 def _add_tournament_commands() -> None:
+    from .queue_cli import queue
     from .tournament_cli import tournament
 
     cli.add_command(tournament)
+    cli.add_command(queue)
 
 
 _add_tournament_commands()

@@ -20,7 +20,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-LISTENING = re.compile(r"listening on (http://\S+)")
+LISTENING = re.compile(r"listening on (http://[^\s\"]+)")
+"""The line a child writes once it listens (plain, or inside a JSON log line)."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ tournaments    tournament list, form, page and live fragment, ``/api/tournaments
 live           live now: running matches and tournaments, the featured table, viewer
                counts (``/live``, ``/api/live``)
 docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
+metrics        ``/metrics`` for Prometheus (behind ``METRICS_TOKEN``)
 =============  ==============================================================================
 
 Endpoint names are ``<blueprint>.<view>`` (``url_for("bots.bot_page", bot_id=...)``).  What
@@ -28,12 +29,12 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from . import bot_calls, bots, docs, live, matches, ratings, site, tournaments
+from . import bot_calls, bots, docs, live, matches, metrics, ratings, site, tournaments
 
 ATTACHED = (bot_calls,)
 """Modules that add their views to another feature's blueprint (imported for that): the
 owner's view of a bot's calls is part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
-                                     tournaments.bp, live.bp, docs.bp)
+                                     tournaments.bp, live.bp, docs.bp, metrics.bp)
 """Every feature's blueprint, in the order the app factory registers them."""

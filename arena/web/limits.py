@@ -55,7 +55,7 @@ from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 
-from arena.core import clients
+from arena.core import clients, metrics
 from arena.core.queue import embedded_dir, get_queue
 from arena.core.security import bearer_token
 
@@ -134,6 +134,8 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
 """Each class: its rules (one setting each) and when a request of the class is exempt."""
 
 WHAT = {rule.setting: rule.what for rules, _ in CLASSES.values() for rule in rules}
+CLASS_OF = {rule.setting: name for name, (rules, _) in CLASSES.items() for rule in rules}
+"""Each rule's setting -> its class (the label of ``arena_rate_limit_refusals_total``)."""
 
 
 def limited(name: str, *, methods: tuple[str, ...] | None = None) -> Callable[[F], F]:
@@ -257,6 +259,7 @@ def _too_many(e: RateLimitExceeded) -> Response:
         retry = max(1, int(current.reset_at - time.time()))  # as Flask-Limiter's header
     scope = e.limit.scope if isinstance(e.limit.scope, str) else ""
     what = WHAT.get(scope, "requests")
+    metrics.RATE_LIMIT_REFUSALS.labels(CLASS_OF.get(scope, "other")).inc()
     resp = error_response(
         429, "rate_limited",
         f"too many requests: {what} are limited to {e.limit.limit}; retry in {retry} s",

@@ -65,6 +65,7 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g, request, session
 
+from arena.core import metrics
 from arena.core.changes import state_changed
 from arena.core.queue import get_queue
 
@@ -164,6 +165,7 @@ class ReadCache:
                 if entry is not None and (pending is not None
                                           or now - entry.stored < self.max_age_s / 2):
                     self.hits += 1
+                    metrics.READ_CACHE_LOOKUPS.labels("hit").inc()
                     return replay(entry, now)
                 if entry is None and pending is not None and not waited:
                     wait_for = pending  # another thread renders this key: share its answer
@@ -192,9 +194,11 @@ class ReadCache:
                             entry = Entry(found.status, found.headers, found.body, now - age)
                             self._store(key, entry, generation)
                             self.shared_hits += 1
+                        metrics.READ_CACHE_LOOKUPS.labels("shared_hit").inc()
                         return replay(entry, now)
             with self._lock:
                 self.misses += 1
+            metrics.READ_CACHE_LOOKUPS.labels("miss").inc()
             started_wall = self.shared.wall() if self.shared is not None else 0.0
             resp = render()
             if storable(resp):

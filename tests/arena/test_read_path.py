@@ -199,6 +199,9 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "live.live_json": lambda d: ["/api/live"],
     "site.healthz": lambda d: ["/healthz"],
     "site.readyz": lambda d: ["/readyz"],
+    # Without METRICS_TOKEN: a 404 (tests/arena/test_metrics.py counts the scrape's own two
+    # statements, an index range each over the unfinished matches).
+    "metrics.scrape": lambda d: ["/metrics"],
     "bots.list_bots": lambda d: ["/api/bots", "/api/bots?limit=200"],
     "bots.show_bot": lambda d: [f"/api/bots/{d.busy}"],
     "bots.bot_versions": lambda d: [f"/api/bots/{d.busy}/versions"],
