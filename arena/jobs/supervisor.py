@@ -34,7 +34,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis.exceptions
@@ -44,32 +43,11 @@ from rq.exceptions import StopRequested
 from arena.core.processes import PARENT_PID_ENV, pid_alive
 
 from . import rq_adapter
+from .backoff import Backoff
 
 log = logging.getLogger(__name__)
 
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-
-
-# --- back-off ----------------------------------------------------------------------------
-
-
-@dataclass
-class Backoff:
-    """A wait that doubles from ``first_s`` up to ``max_s``; :meth:`reset` starts over."""
-
-    first_s: float = 0.5
-    max_s: float = 30.0
-    next_s: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.next_s = self.first_s
-
-    def take(self) -> float:
-        wait, self.next_s = self.next_s, min(self.max_s, self.next_s * 2)
-        return min(wait, self.max_s)
-
-    def reset(self) -> None:
-        self.next_s = self.first_s
 
 
 # --- keeping a child alive -----------------------------------------------------------------

@@ -85,7 +85,10 @@ def make_worker(app: Flask, q: QueueService,
 
     if int(app.config["WORKER_CONCURRENCY"]) > 0:
         return pool_worker(app, [q.queue], q.redis, name)
-    return AppWorker([q.queue], connection=q.redis, name=name, app=app)
+    worker = AppWorker([q.queue], connection=q.redis, name=name, app=app)
+    # RQ's own dequeue loop waits for a lost Redis up to this (its default: 60 s).
+    worker.max_connection_wait_time = float(app.config["WORKER_REDIS_RETRY_MAX_S"])
+    return worker
 
 
 def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
