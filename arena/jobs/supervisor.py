@@ -49,6 +49,18 @@ log = logging.getLogger(__name__)
 
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
 
+EXIT_WEDGED = 3
+"""Exit status of an ``arena worker`` that stopped because every thread of its pool is stuck
+(:class:`WorkerWedgedError`): its process manager starts a fresh one (compose's
+``restart: unless-stopped``, systemd's ``Restart=on-failure``)."""
+
+
+class WorkerWedgedError(Exception):
+    """The worker's loop stopped because every one of its job threads is stuck where
+    nothing can stop it (abandoned after its timeout, still blocked).  A new loop in the
+    same process would run beside them, holding their memory, connections and bookkeeping
+    slots: the process must end and be replaced."""
+
 
 # --- keeping a child alive -----------------------------------------------------------------
 
@@ -255,7 +267,8 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
                      queue_names: Sequence[str] = ()) -> bool:
     """Run RQ work loops until a stop is requested (SIGTERM/SIGINT) or, with ``burst``, the
     queue is empty; a loop that ends on a Redis error is started again once Redis answers.
-    Returns True: it only returns when it stopped as asked."""
+    Returns True: it only returns when it stopped as asked.  A worker whose loop stopped
+    because it is wedged is not started again: :class:`WorkerWedgedError`."""
     stopping = threading.Event()
     backoff = Backoff(0.5, retry_max_s)
 
@@ -295,6 +308,10 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
             if worker is not None:
                 _forget(worker)
             continue
+        if getattr(worker, "wedged", False):
+            log.error("worker %s is wedged (every job thread stuck); exiting so that a fresh "
+                      "process takes over", worker_name)
+            raise WorkerWedgedError(worker_name)
         if stopping.is_set() or burst:
             return True
         # The loop quit on its own (RQ logs "unhandled exception, quitting"): start again.

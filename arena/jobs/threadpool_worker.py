@@ -43,7 +43,9 @@ retries it), stops renewing its match lease (so the reconciler hands the match t
 worker once it runs out), frees its slot and abandons the thread; if the thread wakes up later
 it writes nothing (its lease is gone or, if it still finishes the match, the result is stored
 once as always).  When as many threads are abandoned as there are slots the process is
-wedged: it stops, so its process manager can start a fresh one.
+wedged: its loop stops and sets ``wedged``, and the supervision ends the process
+(:class:`~arena.jobs.supervisor.WorkerWedgedError`), so its process manager can start a
+fresh one.
 
 Shutdown
 --------
