@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, undefer
 
 from arena.core.models import MatchResult
 from arena.core.queue import get_queue
+from arena.core.rediskeys import redis_key
 from arena.play.deal_secrecy import deals_in_play
 from referee.game.cards import move_id
 from referee.runner.faults import plain_fault
@@ -83,7 +84,7 @@ def verdict(fault: str | None) -> tuple[str, str]:
 
 
 def key(app: Flask, bot_id: int) -> str:
-    return f"{app.config['QUEUE_NAME']}:bot-calls:{bot_id}"
+    return redis_key(app.config, "bot-calls", str(bot_id))
 
 
 @dataclass

@@ -58,6 +58,14 @@ class Defaults:
     share a private Redis on a unix socket, stopped once none of them is left."""
     QUEUE_NAME: str = "arena"
     """Name of the RQ queue that match and health-check jobs go to."""
+    REDIS_NAMESPACE: str = ""
+    """Prefix of every key the arena keeps in Redis (the queue and all of RQ's keys under
+    ``<ns>:rq:``, rate limits, caches, live streams, the clock's leader lock, bots' kept
+    calls; :mod:`arena.core.rediskeys`), so deployments sharing one Redis never meet.
+    Empty: ``arena-`` and 8 hex digits derived from DATABASE_URL's hosts, ports and
+    database name (``arena`` with the embedded SQLite database).  Every process of one
+    deployment must end up with the same value (``arena config`` shows it): set it
+    explicitly when their DATABASE_URLs are spelled differently.  Letters, digits, ``_ . -``."""
     EMBEDDED_REDIS_DIR: str = ""
     """Where the embedded Redis keeps its socket, leases and log.  Empty:
     ``$TMPDIR/arena-<hash of the instance path>``."""

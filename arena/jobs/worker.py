@@ -28,6 +28,7 @@ from rq import Worker
 
 from arena.core.processes import children_die_with_me
 from arena.core.queue import QueueService, get_queue
+from arena.core.rediskeys import child_env
 
 from . import supervisor
 from .threadpool_worker import ThreadPoolWorker, pool_worker
@@ -56,6 +57,7 @@ def start_clock(app: Flask) -> supervisor.ChildKeeper:
     env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
     if app.config["DATABASE_URL"]:
         env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
+    env.update(child_env(app.config))  # the worker's Redis namespace, whatever set it
     return supervisor.ChildKeeper(
         "clock", [sys.executable, "-m", "arena", "clock"], env,
         restart_max_s=float(app.config["WORKER_CHILD_RESTART_MAX_S"]),

@@ -34,6 +34,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from arena.core import bookkeeping
+from arena.core.rediskeys import redis_key
 from arena.play.replay import deal_frames
 from referee.game import spectator
 from referee.game.rules import RuleSet
@@ -50,8 +51,8 @@ TOURNAMENT_STREAM_MAX = 32
 
 
 def prefix_of(config: Mapping[str, Any]) -> str:
-    """The instance's namespace in Redis: its queue name (instances may share a Redis)."""
-    return f"{config['QUEUE_NAME']}:live"
+    """Where the deployment's live streams are in Redis (:mod:`arena.core.rediskeys`)."""
+    return redis_key(config, "live")
 
 
 def match_key(prefix: str, match_id: int) -> str:

@@ -31,16 +31,29 @@ class SlowTable:
         self.urls = [server.url for server in self.servers]
         self.lock = threading.Lock()
         self.moves = 0
+        self.playing: set[str] = set()
+        """The match ids (as bots see them) that have asked for a move."""
 
     def choose(self, request: dict[str, Any]) -> str:
         time.sleep(self.move_s)
         with self.lock:
             self.moves += 1
+            self.playing.add(str(request.get("match_id")))
         ids: list[str] = [m["id"] for m in request["legal_moves"]]
         return "pass" if "pass" in ids else ids[0]
 
+    def quiet_for(self, seconds: float) -> bool:
+        """Whether no move was asked for during the last ``seconds`` (waits that long)."""
+        before = self.moves
+        time.sleep(seconds)
+        return self.moves == before
+
     def register(self, client: FlaskClient) -> list[int]:
-        return [register(client, f"slow-{i}", url)[0] for i, url in enumerate(self.urls)]
+        """Register the four (each passes its health check); ``playing`` starts empty."""
+        ids = [register(client, f"slow-{i}", url)[0] for i, url in enumerate(self.urls)]
+        with self.lock:
+            self.playing.clear()  # the health checks' probes
+        return ids
 
     def close(self) -> None:
         for server in self.servers:
