@@ -227,6 +227,16 @@ class Defaults:
     so this covers infrastructure errors)."""
     MATCH_MAX_ATTEMPTS: int = 5
     """Attempts (claims) after which a match is marked failed instead of tried again."""
+    MATCH_STORE_RETRY_S: float = 120.0
+    """How long a finished match keeps trying to store its result while the database does
+    not answer (an outage, a failover), with a back-off doubling from half a second up to
+    MATCH_STORE_RETRY_MAX_WAIT_S, before its job gives up (it is kept in Redis meanwhile
+    and the next attempt stores it: :mod:`arena.jobs.result_spool`).  0: no retry."""
+    MATCH_STORE_RETRY_MAX_WAIT_S: float = 5.0
+    """Longest wait between two attempts to store a finished match's result."""
+    MATCH_STORE_SPOOL_TTL_S: float = 24 * 3600.0
+    """How long a result that could not be stored is kept in Redis for a later attempt at
+    its match (which stores it instead of playing the match again)."""
     LEASE_S: float = 60.0
     """A worker running a match holds a lease for this long and renews it every third of
     it; a match whose lease ran out is considered abandoned and re-enqueued."""
