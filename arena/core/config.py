@@ -47,6 +47,12 @@ class Defaults:
     unreachable at ...``).  A database that answers at another schema revision ends them at
     once (run ``arena init-db``).  0: one attempt.  The embedded SQLite database is
     migrated by them instead (:mod:`arena.ops.startup`)."""
+    DATABASE_CONNECT_TIMEOUT_S: float = 5.0
+    """How long a PostgreSQL connection attempt waits for a host (libpq's
+    ``connect_timeout``, whole seconds, at least 2), per host of a multi-host
+    ``DATABASE_URL``: a primary that vanished (no answer at all) is given up after this
+    long and the next host tried, instead of TCP's minutes.  0: libpq's default (forever).
+    A ``connect_timeout`` in the URL wins."""
     DATABASE_STATEMENT_TIMEOUT_MS: int = 0
     """Longest time one SQL statement may run on PostgreSQL (``statement_timeout``; 0: no
     limit).  ``deploy/gunicorn.conf.py`` sets it for the web process to its request deadline
