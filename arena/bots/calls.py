@@ -11,7 +11,7 @@ What bot authors ask an arena for most is the input that broke their bot.  Two s
   ``BOT_CALLS_KEPT`` calls in memory while the match runs (answer cut to
   ``BOT_CALLS_ANSWER_MAX`` bytes; of a non-2xx answer, such as a 500 with the bot's
   traceback, the referee reads only that much of the body), and when the match has
-  finished pushes them to the bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>``
+  finished pushes them to the bot's capped Redis list ``<ns>:bot-calls:<bot id>``
   (newest first, trimmed to ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the
   last push).  Only finished matches are pushed, so every call shown has its log and its
   exact request; an attempt that was abandoned and replayed elsewhere pushes nothing.  It

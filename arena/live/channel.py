@@ -1,6 +1,7 @@
 """The live channel of a match or tournament in Redis, and the worker's publisher.
 
-Each match has one Redis stream, ``<QUEUE_NAME>:live:match:<id>``: its events in order, each entry
+Each match has one Redis stream, ``<ns>:live:match:<id>`` (``<ns>``: the deployment's Redis
+namespace, :mod:`arena.core.rediskeys`): its events in order, each entry
 ``{"t": type, "d": JSON}``.  The stream is the replay buffer for reconnecting viewers and the
 feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 ``LIVE_STREAM_TTL_S`` after its last event.  Event types:
@@ -14,7 +15,7 @@ feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 ``end``       the match is over (``state``: finished, failed, or ``stopped`` when the attempt
               gave up and the match went back to the queue)
 
-A tournament has a stream ``<QUEUE_NAME>:live:tournament:<id>`` of ``changed`` events (a match of it
+A tournament has a stream ``<ns>:live:tournament:<id>`` of ``changed`` events (a match of it
 started or finished, a round opened): the relay re-reads the tournament's live fragment.
 
 Events are queued, and one thread per process sends them in batches (:mod:`arena.live.outbox`);
