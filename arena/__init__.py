@@ -21,12 +21,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
-from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.routing import BaseConverter
+from .core import rediskeys
 
-from .core import config, logs, queue, security, storage
-from .web import errors, limits, observe, readcache
+# Before anything imports RQ: RQ takes its key prefix from the environment, once.
+rediskeys.adopt_environment()
+
+from flask import Flask  # noqa: E402
+from werkzeug.middleware.proxy_fix import ProxyFix  # noqa: E402
+from werkzeug.routing import BaseConverter  # noqa: E402
+
+from .core import config, logs, queue, security, storage  # noqa: E402
+from .web import errors, limits, observe, readcache  # noqa: E402
 
 
 class IdConverter(BaseConverter):
@@ -68,6 +73,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
     security.refuse_weak_secrets(app.config)
+    rediskeys.check_rq_prefix(app.config)  # a bad REDIS_NAMESPACE, or RQ under another one
     security.check_cookie_settings(app.config)
     logs.formatter(str(app.config["LOG_FORMAT"]))  # a LOG_FORMAT that is neither refuses to start
     app.session_interface = security.SessionCookies()

@@ -11,7 +11,7 @@ What bot authors ask an arena for most is the input that broke their bot.  Two s
   ``BOT_CALLS_KEPT`` calls in memory while the match runs (answer cut to
   ``BOT_CALLS_ANSWER_MAX`` bytes; of a non-2xx answer, such as a 500 with the bot's
   traceback, the referee reads only that much of the body), and when the match has
-  finished pushes them to the bot's capped Redis list ``<QUEUE_NAME>:bot-calls:<bot id>``
+  finished pushes them to the bot's capped Redis list ``<ns>:bot-calls:<bot id>``
   (newest first, trimmed to ``BOT_CALLS_KEPT``, expiring ``BOT_CALLS_TTL_S`` after the
   last push).  Only finished matches are pushed, so every call shown has its log and its
   exact request; an attempt that was abandoned and replayed elsewhere pushes nothing.  It
@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, undefer
 
 from arena.core.models import MatchResult
 from arena.core.queue import get_queue
+from arena.core.rediskeys import redis_key
 from arena.play.deal_secrecy import deals_in_play
 from referee.game.cards import move_id
 from referee.runner.faults import plain_fault
@@ -83,7 +84,7 @@ def verdict(fault: str | None) -> tuple[str, str]:
 
 
 def key(app: Flask, bot_id: int) -> str:
-    return f"{app.config['QUEUE_NAME']}:bot-calls:{bot_id}"
+    return redis_key(app.config, "bot-calls", str(bot_id))
 
 
 @dataclass

@@ -47,6 +47,12 @@ class Defaults:
     unreachable at ...``).  A database that answers at another schema revision ends them at
     once (run ``arena init-db``).  0: one attempt.  The embedded SQLite database is
     migrated by them instead (:mod:`arena.ops.startup`)."""
+    DATABASE_CONNECT_TIMEOUT_S: float = 5.0
+    """How long a PostgreSQL connection attempt waits for a host (libpq's
+    ``connect_timeout``, whole seconds, at least 2), per host of a multi-host
+    ``DATABASE_URL``: a primary that vanished (no answer at all) is given up after this
+    long and the next host tried, instead of TCP's minutes.  0: libpq's default (forever).
+    A ``connect_timeout`` in the URL wins."""
     DATABASE_STATEMENT_TIMEOUT_MS: int = 0
     """Longest time one SQL statement may run on PostgreSQL (``statement_timeout``; 0: no
     limit).  ``deploy/gunicorn.conf.py`` sets it for the web process to its request deadline
@@ -58,6 +64,14 @@ class Defaults:
     share a private Redis on a unix socket, stopped once none of them is left."""
     QUEUE_NAME: str = "arena"
     """Name of the RQ queue that match and health-check jobs go to."""
+    REDIS_NAMESPACE: str = ""
+    """Prefix of every key the arena keeps in Redis (the queue and all of RQ's keys under
+    ``<ns>:rq:``, rate limits, caches, live streams, the clock's leader lock, bots' kept
+    calls; :mod:`arena.core.rediskeys`), so deployments sharing one Redis never meet.
+    Empty: ``arena-`` and 8 hex digits derived from DATABASE_URL's hosts, ports and
+    database name (``arena`` with the embedded SQLite database).  Every process of one
+    deployment must end up with the same value (``arena config`` shows it): set it
+    explicitly when their DATABASE_URLs are spelled differently.  Letters, digits, ``_ . -``."""
     EMBEDDED_REDIS_DIR: str = ""
     """Where the embedded Redis keeps its socket, leases and log.  Empty:
     ``$TMPDIR/arena-<hash of the instance path>``."""
@@ -219,6 +233,16 @@ class Defaults:
     so this covers infrastructure errors)."""
     MATCH_MAX_ATTEMPTS: int = 5
     """Attempts (claims) after which a match is marked failed instead of tried again."""
+    MATCH_STORE_RETRY_S: float = 120.0
+    """How long a finished match keeps trying to store its result while the database does
+    not answer (an outage, a failover), with a back-off doubling from half a second up to
+    MATCH_STORE_RETRY_MAX_WAIT_S, before its job gives up (it is kept in Redis meanwhile
+    and the next attempt stores it: :mod:`arena.jobs.result_spool`).  0: no retry."""
+    MATCH_STORE_RETRY_MAX_WAIT_S: float = 5.0
+    """Longest wait between two attempts to store a finished match's result."""
+    MATCH_STORE_SPOOL_TTL_S: float = 24 * 3600.0
+    """How long a result that could not be stored is kept in Redis for a later attempt at
+    its match (which stores it instead of playing the match again)."""
     LEASE_S: float = 60.0
     """A worker running a match holds a lease for this long and renews it every third of
     it; a match whose lease ran out is considered abandoned and re-enqueued."""

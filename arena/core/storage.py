@@ -12,6 +12,7 @@ them on PostgreSQL.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,7 +66,8 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
-                pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> Engine:
+                pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0,
+                connect_timeout_s: float = 0.0) -> Engine:
     parsed = make_url(url)
     sizing: dict[str, Any] = {"pool_size": pool.size, "max_overflow": pool.overflow,
                               "pool_timeout": pool.timeout_s}
@@ -103,6 +105,11 @@ def make_engine(url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
     connect_args: dict[str, Any] = {}
     if statement_timeout_ms > 0 and parsed.get_backend_name() == "postgresql":
         connect_args["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+    if connect_timeout_s > 0 and parsed.get_backend_name() == "postgresql" and (
+            "connect_timeout" not in parsed.query):
+        # libpq's, per host: a primary that vanished without a word (no RST) is given up
+        # after this long and the next host of a multi-host URL tried.
+        connect_args["connect_timeout"] = max(2, math.ceil(connect_timeout_s))
     return create_engine(url, echo=echo, pool_pre_ping=True, connect_args=connect_args,
                          **sizing)
 
@@ -125,11 +132,13 @@ class Database:
     """An app's engine and session factory."""
 
     def __init__(self, url: str, *, echo: bool = False, busy_timeout_s: float = 30.0,
-                 pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0) -> None:
+                 pool: PoolSize = PoolSize(), statement_timeout_ms: int = 0,
+                 connect_timeout_s: float = 0.0) -> None:
         self.url = url
         self.pid = os.getpid()
         self.engine = make_engine(url, echo=echo, busy_timeout_s=busy_timeout_s, pool=pool,
-                                  statement_timeout_ms=statement_timeout_ms)
+                                  statement_timeout_ms=statement_timeout_ms,
+                                  connect_timeout_s=connect_timeout_s)
         count_pool_use(self.engine, pool.size + pool.overflow)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
 
@@ -205,6 +214,7 @@ def init_app(app: Flask) -> None:
                       int(app.config["DATABASE_MAX_OVERFLOW"]),
                       float(app.config["DATABASE_POOL_TIMEOUT_S"])),
         statement_timeout_ms=int(app.config["DATABASE_STATEMENT_TIMEOUT_MS"]),
+        connect_timeout_s=float(app.config["DATABASE_CONNECT_TIMEOUT_S"]),
     )
     watch(db.engine)  # which requests changed what pages show (arena.core.changes)
     app.teardown_request(_close_session)

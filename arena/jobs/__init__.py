@@ -1,6 +1,8 @@
-"""Jobs: the job bodies RQ runs (:mod:`.bodies`) and the processes that run them: the worker
+"""Jobs: the job bodies RQ runs (:mod:`.bodies`, with :mod:`.result_spool` keeping a finished
+match's result while the database is away) and the processes that run them: the worker
 (:mod:`.worker`, :mod:`.threadpool_worker`, :mod:`.execution`), its supervision
-(:mod:`.supervisor`), the clock (:mod:`.clock`) and the reconciler (:mod:`.reconcile`).
+(:mod:`.supervisor`, :mod:`.backoff`), the clock (:mod:`.clock`) and the reconciler
+(:mod:`.reconcile`).
 
 RQ finds a job's function by its dotted name, stored in Redis with the job.  Jobs enqueued
 before the rooms (``arena.jobs.play_match``, ``arena.jobs.check_bot``) can still wait in a

@@ -22,7 +22,10 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        so concurrent finishes wait for each other only there), the result (unique per
        match), the ratings and the rating events (unique per match and bot).  Any conflict
        rolls the whole transaction back, so a result and its ratings are stored exactly
-       once.
+       once.  If the database does not answer then (an outage, a failover), the result is
+       kept in Redis and the store tried again with a back-off for ``MATCH_STORE_RETRY_S``
+       (:func:`store_patiently`, :mod:`arena.jobs.result_spool`); a later attempt at the
+       match stores a kept result instead of playing the match again.
 
 ``check_bot(bot_id, check_id=None)``
     Run a health check (the probe: a real match opening, :mod:`referee.runner.health`) and apply
@@ -37,8 +40,6 @@ answers go to its owner's view of the bot's calls (:mod:`arena.bots.calls`, afte
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import os
 import socket
@@ -52,7 +53,8 @@ from typing import Any, Protocol
 
 from flask import Flask, current_app
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import joinedload
 
 from arena.bots import service as bot_service
@@ -68,14 +70,19 @@ from arena.play import reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from arena.play.ratings import Placement, apply_result, lock_family
 from referee import find_ruleset
-from referee.runner import log as match_log
 from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
 
-from . import execution
+from . import execution, result_spool
+from .backoff import Backoff
 from .execution import HandbackRequested, JobAbandonedError, JobControl
+from .result_spool import FinishedResult
+
+DATABASE_DOWN = (OperationalError, InterfaceError, PoolTimeoutError)
+"""What a store that may succeed later raises: no connection, a connection lost mid-way, a
+server that refuses (starting, shutting down, read-only standby), no pooled connection."""
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +285,10 @@ def _run_match_job(app: Flask, match_id: int) -> str:
         if outcome != "claimed":
             log.info("match %s: not played (%s)", match_id, outcome)
             return outcome
-        publisher = start_broadcast(app, match_id)
+        # An earlier attempt played the match to its end but could not store the result:
+        # store that one instead of playing again (arena.jobs.result_spool).
+        kept = result_spool.find(app, match_id)
+        publisher = None if kept is not None else start_broadcast(app, match_id)
     log.info("match %s: claimed", match_id)
     claimed_at = time.perf_counter()
     metrics.MATCHES_RUNNING.inc()
@@ -286,11 +296,16 @@ def _run_match_job(app: Flask, match_id: int) -> str:
     calls = CallRecorder(app)
     try:
         with leases(app).hold(match_id, token, control) as lease:
+            if kept is not None:
+                log.info("match %s: storing the result its attempt %s kept", match_id,
+                         kept.attempt_match_id)
+                return store_patiently(app, match_id, token, kept, control)
             record = play(app, match_id, lease, control, publisher, calls)
-        with bookkeeping.slot():
-            outcome = finish(app, match_id, token, record)
-            if outcome == "finished":
-                stopped = {"state": "finished", "totals": list(record.totals)}
+            result = FinishedResult.of(record)
+            outcome = store_patiently(app, match_id, token, result, control)
+        if outcome == "finished":
+            stopped = {"state": "finished", "totals": result.final}
+            with bookkeeping.slot():
                 calls.flush(match_id)  # only a stored log's calls: each has its exact request
         if outcome == "finished":
             metrics.MATCH_SECONDS.observe(time.perf_counter() - claimed_at)
@@ -440,10 +455,64 @@ def release(app: Flask, match_id: int, token: str, error: str) -> None:
         log.warning("match %s: could not release: %s", match_id, exc)
 
 
-def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
+def store_patiently(app: Flask, match_id: int, token: str, result: FinishedResult,
+                    control: JobControl = execution.NEVER) -> str:
+    """:func:`finish`, tried again while the database does not answer.
+
+    A match that was played to its end is worth waiting for: at the first failure its
+    result is kept in Redis (:mod:`arena.jobs.result_spool`), then the store is tried again
+    with a back-off (half a second doubling up to ``MATCH_STORE_RETRY_MAX_WAIT_S``) for
+    ``MATCH_STORE_RETRY_S``, each try in a bookkeeping slot of its own (never held while
+    waiting).  The lease stays held (the caller's) and is renewed once the database is
+    back.  Past the bound, or when the worker gives up on the job, the error is raised: the
+    job fails, and the next attempt at the match stores the kept result.  A store that
+    committed but whose answer was lost is recognised at the next try (the stored log is
+    this one), so a result and its ratings are applied once."""
+    bound = float(app.config["MATCH_STORE_RETRY_S"])
+    backoff = Backoff(0.5, float(app.config["MATCH_STORE_RETRY_MAX_WAIT_S"]))
+    give_up_at = time.monotonic() + bound
+    kept = False
+    failures = 0
+    while True:
+        try:
+            with bookkeeping.slot():
+                outcome = finish(app, match_id, token, result)
+        except DATABASE_DOWN as exc:
+            failures += 1
+            if not kept:
+                kept = result_spool.keep(app, match_id, result)
+            left = give_up_at - time.monotonic()
+            if left <= 0 or control.abandoned.is_set():
+                log.error("match %s: result not stored after %d tries (%s); %s", match_id,
+                          failures, type(exc).__name__,
+                          "kept in Redis for the next attempt" if kept else "it will be replayed")
+                raise
+            wait = min(backoff.take(), left)
+            log.warning("match %s: database unreachable while storing the result (%s); "
+                        "trying again in %.1f s", match_id, type(exc).__name__, wait)
+            control.abandoned.wait(wait)
+            continue
+        if failures and outcome != "finished" and stored_is(app, match_id, result):
+            outcome = "finished"  # an earlier try committed, or a later attempt stored it
+        if failures:
+            log.info("match %s: result stored after %d failed tries", match_id, failures)
+        if kept:
+            result_spool.drop(app, match_id)
+        return outcome
+
+
+def stored_is(app: Flask, match_id: int, result: FinishedResult) -> bool:
+    """Whether the match's stored result is this one (its log, byte for byte)."""
+    with get_db(app).begin() as s:
+        stored = s.scalar(select(MatchResult.log_gz).where(MatchResult.match_id == match_id))
+    return stored is not None and bytes(stored) == result.log_gz
+
+
+def finish(app: Flask, match_id: int, token: str,
+           played: MatchRecord | FinishedResult) -> str:
     """Store the result and apply ratings, all or nothing (see the module docstring)."""
-    document = match_log.to_document(record)
-    log_gz = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), mtime=0)
+    result = played if isinstance(played, FinishedResult) else FinishedResult.of(played)
+    log_gz = result.log_gz
     db = get_db(app)
     now = utcnow()
     try:
@@ -461,8 +530,8 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
             assert match is not None
             seats = {x.seat: x for x in s.scalars(
                 select(MatchSeat).where(MatchSeat.match_id == match_id))}
-            lat = {x.seat: x for x in record.latency}
-            for st in record.standings:
+            lat = {x.seat: x for x in result.latency}
+            for st in result.standings:
                 seat = seats[st.seat]
                 seat.rank, seat.score, seat.wins = st.rank, st.score, st.wins
                 seat.strikes, seat.forfeited = st.strikes, st.forfeited
@@ -476,20 +545,20 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
             # overlap in those.  The result is inserted under it, so results are numbered in
             # the order their ratings are applied (what ``arena ratings --check`` replays).
             family = lock_family(s, match.family)
-            result = MatchResult(
+            row = MatchResult(
                 match_id=match_id,
                 family=match.family,
                 created_at=now,
-                totals=_totals(record),
+                totals=result.totals,
                 log_gz=log_gz,
             )
-            s.add(result)
+            s.add(row)
             s.flush()
             if match.rated:
                 apply_result(
                     s,
                     family=match.family,
-                    result_id=result.id,
+                    result_id=row.id,
                     match_id=match_id,
                     placements=[Placement(x.bot_id, x.rank or 0) for x in seats.values()],
                     initial=float(app.config["ELO_INITIAL"]),
@@ -507,24 +576,6 @@ def finish(app: Flask, match_id: int, token: str, record: MatchRecord) -> str:
         log.warning("match %s: result already stored; nothing written", match_id)
         return "duplicate result refused"
     return "finished"
-
-
-def _totals(record: MatchRecord) -> dict[str, Any]:
-    return {
-        "seed": record.seed,  # the seed dealt, as in the log (arena.play.reseed.shown_seed)
-        "totals": list(record.totals),
-        "strikes": [
-            {"seat": x.seat, "deal": x.deal, "turn": x.turn, "reason": x.reason,
-             "detail": x.detail}
-            for x in record.strikes
-        ],
-        "forfeits": [{"seat": f.seat, "deal": f.deal, "turn": f.turn} for f in record.forfeits],
-        "notes": [
-            {"seat": n.seat, "call": n.call, "fault": n.fault, "detail": n.detail}
-            for n in record.notes
-        ],
-        "seats": [s.to_json() for s in record.seats],
-    }
 
 
 # --- check_bot -------------------------------------------------------------------------------

@@ -23,13 +23,17 @@ from flask import Flask
 from arena.bots.sweep import sweep
 from arena.core import metrics
 from arena.core.queue import get_queue
+from arena.core.rediskeys import redis_key
 from arena.play.ladder import run_round
 
 from .reconcile import reconcile
 
 log = logging.getLogger(__name__)
 
-LOCK_KEY = "arena:clock:leader"
+
+def leader_key(config: Any) -> str:
+    """The clocks' leader lock: one per deployment (``<REDIS_NAMESPACE>:clock:leader``)."""
+    return redis_key(config, "clock", "leader")
 
 
 SWEEPS_PER_INTERVAL = 10
@@ -55,13 +59,14 @@ class Clock:
         """Take or keep the leader lock (expires after three ticks without renewal)."""
         r = get_queue(self.app).redis
         ttl_ms = int(max(3.0, 3 * float(self.app.config["CLOCK_TICK_S"])) * 1000)
-        if r.set(LOCK_KEY, self.me, nx=True, px=ttl_ms):
+        key = leader_key(self.app.config)
+        if r.set(key, self.me, nx=True, px=ttl_ms):
             return True
-        holder = r.get(LOCK_KEY)
+        holder = r.get(key)
         if isinstance(holder, bytes):
             holder = holder.decode()
         if holder == self.me:
-            r.pexpire(LOCK_KEY, ttl_ms)
+            r.pexpire(key, ttl_ms)
             return True
         return False
 

@@ -34,7 +34,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis.exceptions
@@ -44,32 +43,23 @@ from rq.exceptions import StopRequested
 from arena.core.processes import PARENT_PID_ENV, pid_alive
 
 from . import rq_adapter
+from .backoff import Backoff
 
 log = logging.getLogger(__name__)
 
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
 
+EXIT_WEDGED = 3
+"""Exit status of an ``arena worker`` that stopped because every thread of its pool is stuck
+(:class:`WorkerWedgedError`): its process manager starts a fresh one (compose's
+``restart: unless-stopped``, systemd's ``Restart=on-failure``)."""
 
-# --- back-off ----------------------------------------------------------------------------
 
-
-@dataclass
-class Backoff:
-    """A wait that doubles from ``first_s`` up to ``max_s``; :meth:`reset` starts over."""
-
-    first_s: float = 0.5
-    max_s: float = 30.0
-    next_s: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.next_s = self.first_s
-
-    def take(self) -> float:
-        wait, self.next_s = self.next_s, min(self.max_s, self.next_s * 2)
-        return min(wait, self.max_s)
-
-    def reset(self) -> None:
-        self.next_s = self.first_s
+class WorkerWedgedError(Exception):
+    """The worker's loop stopped because every one of its job threads is stuck where
+    nothing can stop it (abandoned after its timeout, still blocked).  A new loop in the
+    same process would run beside them, holding their memory, connections and bookkeeping
+    slots: the process must end and be replaced."""
 
 
 # --- keeping a child alive -----------------------------------------------------------------
@@ -277,7 +267,8 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
                      queue_names: Sequence[str] = ()) -> bool:
     """Run RQ work loops until a stop is requested (SIGTERM/SIGINT) or, with ``burst``, the
     queue is empty; a loop that ends on a Redis error is started again once Redis answers.
-    Returns True: it only returns when it stopped as asked."""
+    Returns True: it only returns when it stopped as asked.  A worker whose loop stopped
+    because it is wedged is not started again: :class:`WorkerWedgedError`."""
     stopping = threading.Event()
     backoff = Backoff(0.5, retry_max_s)
 
@@ -317,6 +308,10 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
             if worker is not None:
                 _forget(worker)
             continue
+        if getattr(worker, "wedged", False):
+            log.error("worker %s is wedged (every job thread stuck); exiting so that a fresh "
+                      "process takes over", worker_name)
+            raise WorkerWedgedError(worker_name)
         if stopping.is_set() or burst:
             return True
         # The loop quit on its own (RQ logs "unhandled exception, quitting"): start again.

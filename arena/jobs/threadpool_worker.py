@@ -43,7 +43,9 @@ retries it), stops renewing its match lease (so the reconciler hands the match t
 worker once it runs out), frees its slot and abandons the thread; if the thread wakes up later
 it writes nothing (its lease is gone or, if it still finishes the match, the result is stored
 once as always).  When as many threads are abandoned as there are slots the process is
-wedged: it stops, so its process manager can start a fresh one.
+wedged: its loop stops and sets ``wedged``, and the supervision ends the process
+(:class:`~arena.jobs.supervisor.WorkerWedgedError`), so its process manager can start a
+fresh one.
 
 Shutdown
 --------
@@ -84,6 +86,7 @@ from arena.core import bookkeeping, logs, metrics
 from arena.core.heap import gc_thresholds, settle_heap
 
 from . import rq_adapter
+from .backoff import Backoff
 from .execution import JobControl, bind
 
 ExcInfo = tuple[type[BaseException] | None, BaseException | None, TracebackType | None]
@@ -123,9 +126,15 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
     def __init__(self, queues: Sequence[Queue], *, concurrency: int = 100,
                  shutdown_grace_s: float = 60.0, handback_s: float = 15.0,
                  timeout_grace_s: float = 60.0, tick_s: float = 1.0,
+                 redis_retry_max_s: float = 30.0,
                  job_context: Callable[[], AbstractContextManager[Any]] = nullcontext,
                  **kwargs: Any) -> None:
         super().__init__(queues, **kwargs)
+        self.max_connection_wait_time = redis_retry_max_s  # RQ's own ceiling (60 s) too
+        self.redis_backoff = Backoff(0.5, redis_retry_max_s)
+        """The wait between two attempts to reach a lost Redis: doubles per failed attempt
+        from half a second up to ``redis_retry_max_s`` (``WORKER_REDIS_RETRY_MAX_S``), and
+        starts over after any successful dequeue."""
         self.job_context = job_context
         """What every job's thread runs inside (the arena worker's: its app's context)."""
         if concurrency < 1:
@@ -184,7 +193,6 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
         metrics.WORKER_JOB_SLOTS.set(self.concurrency)
         started = 0
         idle_since = time.monotonic()
-        backoff = 1.0
         next_upkeep = 0.0
         try:
             while self._stop_at is None:
@@ -200,17 +208,17 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
                     if not self._wait_for_slot():
                         continue
                     result = self._dequeue(None if burst else self.tick_s)
+                    self.redis_backoff.reset()  # Redis answered
                     if result is not None:
                         self._start(*result)
-                    backoff = 1.0
                 except StopRequested:  # suspended in burst mode
                     break
                 except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-                    self.log.error("Worker %s: Redis unreachable (%s); retrying in %.0f s "
-                                   "(%d job(s) keep running)", self.name, exc, backoff,
+                    wait = self.redis_backoff.take()
+                    self.log.error("Worker %s: Redis unreachable (%s); retrying in %.1f s "
+                                   "(%d job(s) keep running)", self.name, exc, wait,
                                    len(self._running))
-                    self._sleep(backoff)
-                    backoff = min(backoff * 2, self.max_connection_wait_time)
+                    self._pause(wait)
                     continue
                 if result is not None:
                     started += 1
@@ -244,6 +252,17 @@ class ThreadPoolWorker(rq_adapter.SignalHookedWorker):
         """Sleep, waking early when a job ends or a signal arrives."""
         with self._lock:
             self._changed.wait(seconds)
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep the whole time unless a stop signal arrives (a job ending does not cut it
+        short: the wait is a back-off, and its next attempt would only double it)."""
+        until = time.monotonic() + seconds
+        with self._lock:
+            while self._stop_at is None and not self._cold:
+                left = until - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(left)
 
     def _wait_for_slot(self) -> bool:
         with self._lock:
@@ -461,6 +480,7 @@ def pool_worker(app: Flask, queues: Sequence[Queue], connection: Redis,
         shutdown_grace_s=float(cfg["WORKER_SHUTDOWN_GRACE_S"]),
         handback_s=float(cfg["WORKER_HANDBACK_S"]),
         timeout_grace_s=float(cfg["WORKER_TIMEOUT_GRACE_S"]),
+        redis_retry_max_s=float(cfg["WORKER_REDIS_RETRY_MAX_S"]),
         job_context=app.app_context,
     )
     settle_heap()

@@ -30,6 +30,7 @@ from rq.job import Job
 from arena.core import logs, metrics
 from arena.core.processes import children_die_with_me
 from arena.core.queue import QueueService, get_queue
+from arena.core.rediskeys import child_env
 
 from . import supervisor
 from .threadpool_worker import ThreadPoolWorker, pool_worker
@@ -61,6 +62,7 @@ def start_clock(app: Flask) -> supervisor.ChildKeeper:
     env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
     if app.config["DATABASE_URL"]:
         env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
+    env.update(child_env(app.config))  # the worker's Redis namespace, whatever set it
     return supervisor.ChildKeeper(
         "clock", [sys.executable, "-m", "arena", "clock"], env,
         restart_max_s=float(app.config["WORKER_CHILD_RESTART_MAX_S"]),
@@ -101,7 +103,10 @@ def make_worker(app: Flask, q: QueueService,
 
     if int(app.config["WORKER_CONCURRENCY"]) > 0:
         return pool_worker(app, [q.queue], q.redis, name)
-    return AppWorker([q.queue], connection=q.redis, name=name, app=app)
+    worker = AppWorker([q.queue], connection=q.redis, name=name, app=app)
+    # RQ's own dequeue loop waits for a lost Redis up to this (its default: 60 s).
+    worker.max_connection_wait_time = float(app.config["WORKER_REDIS_RETRY_MAX_S"])
+    return worker
 
 
 def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,

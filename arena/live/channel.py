@@ -1,6 +1,7 @@
 """The live channel of a match or tournament in Redis, and the worker's publisher.
 
-Each match has one Redis stream, ``<QUEUE_NAME>:live:match:<id>``: its events in order, each entry
+Each match has one Redis stream, ``<ns>:live:match:<id>`` (``<ns>``: the deployment's Redis
+namespace, :mod:`arena.core.rediskeys`): its events in order, each entry
 ``{"t": type, "d": JSON}``.  The stream is the replay buffer for reconnecting viewers and the
 feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 ``LIVE_STREAM_TTL_S`` after its last event.  Event types:
@@ -14,7 +15,7 @@ feed the relay reads; it is capped (``LIVE_STREAM_MAX_EVENTS``) and expires
 ``end``       the match is over (``state``: finished, failed, or ``stopped`` when the attempt
               gave up and the match went back to the queue)
 
-A tournament has a stream ``<QUEUE_NAME>:live:tournament:<id>`` of ``changed`` events (a match of it
+A tournament has a stream ``<ns>:live:tournament:<id>`` of ``changed`` events (a match of it
 started or finished, a round opened): the relay re-reads the tournament's live fragment.
 
 Events are queued, and one thread per process sends them in batches (:mod:`arena.live.outbox`);
@@ -34,6 +35,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from arena.core import bookkeeping
+from arena.core.rediskeys import redis_key
 from arena.play.replay import deal_frames
 from referee.game import spectator
 from referee.game.rules import RuleSet
@@ -50,8 +52,8 @@ TOURNAMENT_STREAM_MAX = 32
 
 
 def prefix_of(config: Mapping[str, Any]) -> str:
-    """The instance's namespace in Redis: its queue name (instances may share a Redis)."""
-    return f"{config['QUEUE_NAME']}:live"
+    """Where the deployment's live streams are in Redis (:mod:`arena.core.rediskeys`)."""
+    return redis_key(config, "live")
 
 
 def match_key(prefix: str, match_id: int) -> str:

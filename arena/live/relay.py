@@ -199,7 +199,9 @@ class Relay:
     """The relay's state: channels, viewers and the one Redis reader."""
 
     def __init__(self, redis_url: str, web_url: str, limits: RelayLimits,
-                 prefix: str = "arena:live") -> None:
+                 prefix: str) -> None:
+        """``prefix``: where the deployment's live streams are
+        (:func:`arena.live.channel.prefix_of`)."""
         self.limits, self.prefix = limits, prefix
         self.web = urlsplit(web_url)
         # Many viewers joining at once each read their history: they queue for one of a few

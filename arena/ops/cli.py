@@ -21,6 +21,8 @@ in words, and read-only commands create no file (:mod:`arena.ops.cli_app`).
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -105,12 +107,22 @@ def serve(host: str, port: int) -> None:
               help="worker name (default: host.pid.random, unique across restarts)")
 def worker(burst: bool, no_clock: bool, name: str | None) -> None:
     """Run an RQ worker on the arena queue."""
+    from arena.jobs.supervisor import EXIT_WEDGED, WorkerWedgedError
     from arena.jobs.worker import run_worker
 
     _private_metrics_for_forking_worker()
 
-    ok = run_worker(_service_app("worker"), burst=burst, clock=False if no_clock else None,
-                    name=name)
+    try:
+        ok = run_worker(_service_app("worker"), burst=burst,
+                        clock=False if no_clock else None, name=name)
+    except WorkerWedgedError:
+        # Its clock is stopped and its registration gone; what is left are the stuck
+        # threads, which an orderly interpreter exit could wait on (a lock they hold):
+        # leave at once, for the process manager to start a fresh worker.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_WEDGED)
     sys.exit(0 if ok else 1)
 
 

@@ -47,6 +47,7 @@ from werkzeug.serving import make_server
 from arena import create_app
 from arena.core.models import Match, Rating
 from arena.core.queue import get_queue
+from arena.core.rediskeys import child_env
 from arena.core.storage import database_url, get_db, upgrade
 from arena.play.ladder import run_round
 
@@ -155,6 +156,8 @@ def _child_env(app: Any, inst: str, admin: str, deals: int, redis_url: str) -> d
         "ALLOW_PRIVATE_BOT_URLS": "1",
         "LADDER_DEALS": str(deals),
         "PYTHONUNBUFFERED": "1",
+        # Its children name the database by its file: the same namespace all the same.
+        **child_env(app.config),
     })
     return env
 

@@ -37,7 +37,7 @@ the one rule of :mod:`arena.core.clients`, which every counter of the service fo
 *owner* is a hash of the bearer token.
 
 A refused request gets a JSON 429 with ``Retry-After`` (seconds) and the usual
-``X-RateLimit-*`` headers.  Counters live in Redis under ``arena:<QUEUE_NAME>:limits``, so
+``X-RateLimit-*`` headers.  Counters live in Redis under ``<REDIS_NAMESPACE>:limits``, so
 every web process of a deployment shares them; while Redis is unreachable each process falls
 back to counting in its own memory (the limits still hold, per process).
 """
@@ -57,6 +57,7 @@ from flask_limiter.errors import RateLimitExceeded
 
 from arena.core import clients, metrics
 from arena.core.queue import embedded_dir, get_queue
+from arena.core.rediskeys import redis_key
 from arena.core.security import bearer_token
 
 from .errors import ApiError, error_response, json_object
@@ -198,9 +199,9 @@ def init_app(app: Flask) -> None:
     limiter = Limiter(
         key_func=client_key,
         storage_uri=storage_uri(app),
-        storage_options={"socket_timeout": 2, "socket_connect_timeout": 2},
+        storage_options={"socket_timeout": 2, "socket_connect_timeout": 2,
+                         "key_prefix": redis_key(app.config, "limits")},
         strategy="moving-window",
-        key_prefix=f"arena:{app.config['QUEUE_NAME']}:limits",
         headers_enabled=True,
         in_memory_fallback_enabled=True,
         swallow_errors=True,

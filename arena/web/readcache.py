@@ -68,6 +68,7 @@ from flask import Flask, Response, current_app, g, request, session
 from arena.core import metrics
 from arena.core.changes import state_changed
 from arena.core.queue import get_queue
+from arena.core.rediskeys import namespace_of
 
 from .sharedcache import SharedTier, shared_redis
 
@@ -323,7 +324,7 @@ def init_app(app: Flask) -> None:
     shared = None
     if app.config["READ_CACHE_SHARED"]:
         shared = SharedTier(lambda: shared_redis(get_queue(app).url),
-                            str(app.config["QUEUE_NAME"]), max_age, TOKEN_SLOT)
+                            namespace_of(app.config), max_age, TOKEN_SLOT)
     app.extensions["arena.readcache"] = ReadCache(max_age, int(app.config["READ_CACHE_MAX_BYTES"]),
                                                   shared=shared)
     app.after_request(_forget_after_changes)

@@ -176,6 +176,7 @@ def settings(tmp_path: Path, database_url: str, redis_url: str) -> dict[str, Any
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "QUEUE_NAME": f"arena-test-{uuid.uuid4().hex[:8]}",
+        "REDIS_NAMESPACE": f"arena-test-{uuid.uuid4().hex[:8]}",
         "SECRET_KEY": "test-pepper-0123456789abcdefghijklmnop",
         "ADMIN_TOKEN": ADMIN,
         "ALLOW_PRIVATE_BOT_URLS": True,
@@ -311,7 +312,8 @@ def four_bots(client: FlaskClient, sample_bots: dict[str, str]) -> list[int]:
 
 def worker_env(app: Flask) -> dict[str, str]:
     env = dict(os.environ)
-    for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "SECRET_KEY", "ADMIN_TOKEN",
+    for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "REDIS_NAMESPACE", "SECRET_KEY",
+                "ADMIN_TOKEN",
                 "LEASE_S", "MATCH_JOB_RETRIES", "MATCH_MAX_ATTEMPTS", "WORKER_CONCURRENCY",
                 "WORKER_SHUTDOWN_GRACE_S", "WORKER_HANDBACK_S", "WORKER_TIMEOUT_GRACE_S"):
         value = app.config[key]

@@ -12,6 +12,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 
 from arena import create_app
+from arena.core.rediskeys import redis_key
 from arena.core.storage import get_db, upgrade
 
 from .conftest import ADMIN, register
@@ -156,8 +157,8 @@ def test_counters_live_in_redis_and_are_shared_by_every_process(
 ) -> None:
     for _ in range(N):
         submit(client, "198.51.100.11")
-    prefix = f"arena:{settings['QUEUE_NAME']}:limits"
-    keys = [k.decode() for k in redis.scan_iter(match=f"*{prefix}/client:198.51.100.11/*")]
+    prefix = redis_key(settings, "limits")
+    keys = [k.decode() for k in redis.scan_iter(match=f"{prefix}:*/client:198.51.100.11/*")]
     assert keys and all("RATE_LIMIT_BOT_SUBMIT_PER_CLIENT" in k for k in keys), keys
     other = create_app(settings)  # another web process of the same deployment
     upgrade(get_db(other))

@@ -16,6 +16,7 @@ from flask import Flask
 from redis import Redis
 
 from arena import create_app
+from arena.core.rediskeys import namespace_of
 from arena.core.storage import get_db, upgrade
 from arena.web.readcache import TOKEN_SLOT, ReadCache, get_cache
 from arena.web.sharedcache import SharedTier
@@ -108,7 +109,7 @@ def test_a_shared_form_page_gets_each_visitors_token_whoever_rendered_it(
     rendered = a.test_client().get("/bots/new")
     assert rendered.status_code == 200
     key = next(k for k in Redis.from_url(str(a.config["REDIS_URL"])).scan_iter(
-        f"{a.config['QUEUE_NAME']}:readcache:entry:*"))
+        f"{namespace_of(a.config)}:readcache:entry:*"))
     raw = Redis.from_url(str(a.config["REDIS_URL"])).get(key)
     assert raw is not None and TOKEN_SLOT.encode() in raw  # what a's render wrote
     # Rewrite the stored render as a process with the other slot would have stored it.

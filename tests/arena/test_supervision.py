@@ -25,6 +25,7 @@ from redis import Redis
 from rq import Worker
 
 from arena.core.queue import QueueService, redis_binary
+from arena.jobs.clock import leader_key
 from arena.ops.procs import Child, descendants, start_arena, stop_all
 from sample_bots.sdk import serve_in_thread
 
@@ -215,7 +216,7 @@ def test_the_worker_starts_its_killed_clock_again(
              what="the dead clock to be reaped (no zombie)")
     # And it works: a clock leads again (the lock holder is the new clock).
     r = Redis.from_url(str(app.config["REDIS_URL"]))
-    wait_for(lambda: (r.get("arena:clock:leader") or b"").endswith(f":{again}".encode()),
+    wait_for(lambda: (r.get(leader_key(app.config)) or b"").endswith(f":{again}".encode()),
              60, what="the new clock to lead")
     assert worker.alive()
 
