@@ -9,27 +9,39 @@ owner's token is shown once, at creation; it (or the operator's ``ADMIN_TOKEN``)
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.bots import service as bot_service
+from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
 from arena.core.security import hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
 from arena.play.ratings import rating_series
-from arena.web import idempotency, owners
+from arena.web import idempotency, owners, welcome
 from arena.web.charts import rating_chart
 from arena.web.errors import ApiError
 from arena.web.idempotency import idempotent
 from arena.web.limits import limited
-from arena.web.openapi import operation, page
+from arena.web.openapi import HTML, operation, page
 from arena.web.pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
 from arena.web.shapes import from_query
 from arena.web.shapes import responses as out
@@ -202,13 +214,16 @@ def bot_list() -> str:
 
 @bp.route("/bots/new", methods=["GET", "POST"])
 @limited("bot_submit", methods=("POST",))
-@page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) shows the owner "
-      "token once and follows the health check a worker runs",
+@page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) redirects to "
+      "the welcome page, which shows the owner token once and follows the health check a "
+      "worker runs", answers={200: (HTML, "the form"),
+                               303: (None, "submitted: to the welcome page")},
       errors={400: "the form again, with what is wrong"})
-def bot_new() -> tuple[str, int] | str | Response:
-    """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
-    shows the owner token once and follows the check (``static/check.js`` polls
-    ``/api/bots/<id>/check``).  This request never calls the bot."""
+def bot_new() -> tuple[str, int] | str | Response | WerkzeugResponse:
+    """Submit a bot: the bot is stored ``pending`` and its health check queued, and the
+    browser is sent (303) to the welcome page, which shows the owner token once and follows
+    the check (``static/check.js`` polls ``/api/bots/<id>/check``).  This request never calls
+    the bot."""
     if request.method == "GET":
         return render_template("bot_new.html", errors=[], form={})
     app = app_object()
@@ -242,11 +257,36 @@ def bot_new() -> tuple[str, int] | str | Response:
         return render_template("bot_new.html", form=form, errors=[
             f"Name: a bot called {form['name']!r} (or one at this URL) exists already."]), 400
     bot_service.enqueue_check(app, bot.id, check.id)
-    resp = Response(render_template("bot_created.html", bot=bot, token=token, check=check,
-                                    check_state=bot_service.check_state(check),
-                                    signing_secret=bot_secret(app, bot)))
+    # Redirect after POST: a reload of the welcome page must not post the form again.  The
+    # token is kept for one read, never in a URL or the cookie (arena.web.welcome).
+    if welcome.keep(app, bot.id, token):
+        return redirect(url_for("bots.bot_welcome", bot_id=bot.id), 303)
+    return welcome_page(bot, token)
+
+
+def welcome_page(bot: Bot, token: str | None) -> Response:
+    """The welcome page of a new bot: its check, and (``token`` given) the owner token and
+    the signing secret, shown this once; never cached."""
+    app = app_object()
+    check = bot_service.latest_admission_check(session(), bot.id)
+    resp = Response(render_template(
+        "bot_created.html", bot=bot, token=token, check=check,
+        check_state=check and bot_service.check_state(check),
+        signing_secret=bot_secret(app, bot) if token is not None else None))
     resp.headers["Cache-Control"] = "no-store"
     return resp
+
+
+@bp.get("/bots/<id:bot_id>/welcome")
+@page("A new bot's welcome page (after the form): the owner token and signing secret once, "
+      "then its health check", errors={404: "no such bot"})
+def bot_welcome(bot_id: int) -> tuple[str, int] | str | Response:
+    """Where the form redirects: shows what :func:`arena.web.welcome.take` still holds for
+    this browser (the first read), and on a reload the same page without the secrets."""
+    bot = session().get(Bot, bot_id)
+    if bot is None or bot.deleted_at is not None:
+        return page_not_found(f"bot {bot_id}")
+    return welcome_page(bot, welcome.take(app_object(), bot.id))
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")
@@ -281,8 +321,8 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
       errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
-             status: int = 200, owner_errors: list[str] | None = None
-             ) -> tuple[str, int] | str | Response:
+             status: int = 200, owner_errors: list[str] | None = None,
+             check_errors: list[str] | None = None) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
     bot = s.get(Bot, bot_id)
@@ -317,9 +357,9 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
         result = x.match.result
         if result is None:
             continue
-        for st in plain_items(result.totals.get("strikes", []), "reason"):
+        for st in plain_items(result.totals.get("strikes", []), "reason", with_name=True):
             if st["seat"] == x.seat:
-                reasons[st["reason"]] += 1
+                reasons[st["name"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                             .order_by(HealthCheck.id.desc()).limit(5)))
@@ -327,6 +367,9 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     # Count before cutting the list: the stat, the reason chips and "n of total" above the
     # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
+                           back=page_facts(app_object(), s, bot, owner=owners.is_owner(bot)),
+                           bench_purpose=BENCH,
+                           check_errors=check_errors or [],
                            strikes=strikes[:int(cfg["BOT_PAGE_STRIKES"])],
                            strike_total=len(strikes),
                            reasons=reasons.most_common(), health=health,
@@ -518,11 +561,16 @@ def bot_check(bot_id: int) -> Response:
            {202: (out.BotChecking, "check queued")}, body=Empty, body_required=False,
            auth="owner", errors={404: "no such bot"})
 def bot_recheck(bot_id: int) -> Response:
-    """The owner asks for a check now (e.g. after fixing an unhealthy bot)."""
+    """The owner asks for a check now (e.g. after fixing an unhealthy bot): at most once per
+    ``HEALTH_RECHECK_MIN_INTERVAL_S`` per bot, and not while the previous one is pending."""
     bot = get_bot(bot_id)
     require_owner(bot)
     Empty.from_body(optional=True)  # no fields; a malformed body is still a 400
     s = session()
+    wait = recheck_wait_s(app_object(), s, bot)
+    if wait > 0:
+        raise ApiError(429, "too_soon", f"a check of this bot was asked for moments ago; ask "
+                       f"again {in_words(wait)}", retry_after=math.ceil(wait))
     check = bot_service.recheck(s, bot)
     return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
 
@@ -559,7 +607,8 @@ def bot_health(bot_id: int) -> Response:
     def render(h: HealthCheck) -> dict[str, Any]:
         return {"at": iso(h.at), "ok": h.ok if h.state == "done" else None,
                 "state": bot_service.check_state(h), "purpose": h.purpose,
-                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
+                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms,
+                "until": iso(h.finished_at) if h.purpose == BENCH else None}
 
     key, limit = keyset_args("health", query.limit)
     stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)
