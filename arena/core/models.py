@@ -145,7 +145,7 @@ class Bot(Base):
     """The endpoint of ``pending_url``, reserved while its check runs."""
     account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"), default=None,
                                                    index=True)
-    """The owner account (:mod:`arena.core.account_models`), or None for a bot registered
+    """The owner account (:class:`Account`), or None for a bot registered
     without one; the bot's owner token works either way."""
     check_state: Mapped[str] = mapped_column(String(16), default="pending")
     """Admission: ``pending`` (first check queued or running), ``passed`` (may play),
