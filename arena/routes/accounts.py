@@ -141,6 +141,7 @@ def sign_in() -> Response | WerkzeugResponse:
 
 
 @bp.post("/account/sign-out")
+@limited("sign_in")
 @page("Sign out of the account on this browser (form: csrf_token)",
       answers={303: (None, "signed out: to the home page")},
       errors={403: "the form did not come from this site"})
@@ -200,6 +201,7 @@ def my_bots() -> Response | WerkzeugResponse:
 
 
 @bp.post("/account/adopt")
+@limited("bot_owner")
 @page("Adopt a bot by proving its owner token once (form: bot, owner_token, csrf_token)",
       answers={303: (None, "adopted: to my bots"), 200: ("text/html", "my bots")},
       errors={403: "my bots, with the error"})
@@ -227,6 +229,7 @@ def adopt() -> Response | WerkzeugResponse:
 
 
 @bp.post("/account/tokens")
+@limited("bot_owner")
 @page("Make an API token (form: name, scope (repeated), csrf_token): shown once",
       errors={400: "my bots, with what is wrong", 403: "the form did not come from this site"},
       answers={200: ("text/html", "my bots, with the new token shown once"),
@@ -254,6 +257,7 @@ def new_token() -> Response | WerkzeugResponse:
 
 
 @bp.post("/account/tokens/<id:token_id>/revoke")
+@limited("bot_owner")
 @page("Revoke one of the account's API tokens (form: csrf_token); it stops working at once",
       answers={303: (None, "revoked: to my bots")},
       errors={403: "my bots, with the error", 404: "no such token of this account"})
@@ -338,6 +342,7 @@ def account_bots() -> Response:
 
 
 @bp.post("/api/account/bots/<id:bot_id>/adopt")
+@limited("bot_owner")
 @operation("Put a bot under the token's account by proving its owner token once (an "
            "account token with bots:write)", {200: (out.Bot, "the bot, now the account's")},
            body=AdoptBot, auth="owner", errors={404: "no such bot"})

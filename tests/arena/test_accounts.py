@@ -451,7 +451,7 @@ def test_wrong_passwords_slow_down_that_client_only(app: Flask, client: FlaskCli
 def test_sign_in_is_rate_limited_per_client(app: Flask, settings: dict[str, Any]) -> None:
     from arena import create_app
 
-    settings.update(RATE_LIMITS_ENABLED=True, RATE_LIMIT_SIGN_IN_PER_CLIENT="3 per minute")
+    settings.update(RATE_LIMITS_ENABLED=True, RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT="3 per minute")
     limited_app = create_app(settings)
     c = limited_app.test_client()
     codes = [sign_in(c, "nobody", "whatever whatever", "192.0.2.44").status_code
