@@ -448,6 +448,17 @@ def test_wrong_passwords_slow_down_that_client_only(app: Flask, client: FlaskCli
         assert s.scalar(select(SignInDelay)) is None  # a success clears the count
 
 
+def test_the_delay_counts_clients_by_the_one_rule(app: Flask, client: FlaskClient) -> None:
+    """One IPv6 /64 is one client (arena.core.clients): another address of it waits too,
+    the next /64 does not."""
+    app.config["SIGN_IN_FREE_FAILURES"] = 1
+    sign_up(app.test_client(), "victim")
+    for _ in range(2):
+        assert sign_in(client, "victim", "guess guess guess", "2001:db8::1").status_code == 403
+    assert sign_in(client, "victim", PASSWORD, "2001:db8::2").status_code == 429
+    assert sign_in(client, "victim", PASSWORD, "2001:db8:0:1::1").status_code == 303
+
+
 def test_sign_in_is_rate_limited_per_client(app: Flask, settings: dict[str, Any]) -> None:
     from arena import create_app
 
