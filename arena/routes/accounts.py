@@ -26,7 +26,7 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 from werkzeug.wrappers import Response as WerkzeugResponse
 
@@ -156,25 +156,36 @@ def sign_out() -> Response | WerkzeugResponse:
 
 
 def _bot_rows(bots: list[Bot]) -> list[dict[str, Any]]:
-    """Each bot with its rating in the default family, its recent matches and the strikes it
-    took in them (one statement per bot for the matches: an account holds few bots)."""
+    """Each bot with its rating in the default family, its :data:`RECENT` newest matches and
+    the strikes it took in them: a fixed number of statements however many bots (the newest
+    seats of every bot in one statement, numbered per bot by a window function)."""
     s = session()
+    ids = [b.id for b in bots]
+    if not ids:
+        return []
     ratings = {r.bot_id: r for r in s.scalars(select(Rating).where(
-        Rating.bot_id.in_([b.id for b in bots]), Rating.family == DEFAULT_FAMILY))}
+        Rating.bot_id.in_(ids), Rating.family == DEFAULT_FAMILY))}
+    newest = (select(MatchSeat.id, func.row_number().over(
+        partition_by=MatchSeat.bot_id, order_by=MatchSeat.match_id.desc()).label("n"))
+        .where(MatchSeat.bot_id.in_(ids)).subquery())
+    seats = s.scalars(select(MatchSeat).join(newest, newest.c.id == MatchSeat.id)
+                      .where(newest.c.n <= RECENT)
+                      .options(selectinload(MatchSeat.match).options(
+                          seats_with_bots(), selectinload(Match.result)))
+                      .order_by(MatchSeat.bot_id, MatchSeat.match_id.desc())).all()
+    by_bot: dict[int, list[MatchSeat]] = {}
+    for x in seats:
+        by_bot.setdefault(x.bot_id, []).append(x)
     rows = []
     for bot in bots:
-        seats = s.scalars(select(MatchSeat).where(MatchSeat.bot_id == bot.id)
-                          .options(selectinload(MatchSeat.match).options(
-                              seats_with_bots(), selectinload(Match.result)))
-                          .order_by(MatchSeat.match_id.desc()).limit(RECENT)).all()
         strikes = 0
-        for x in seats:
+        for x in by_bot.get(bot.id, []):
             result = x.match.result
             if x.match.state == "finished" and result is not None:
                 strikes += sum(1 for st in plain_items(result.totals.get("strikes", []),
                                                        "reason") if st["seat"] == x.seat)
-        rows.append({"bot": bot, "rating": ratings.get(bot.id), "seats": seats,
-                     "strikes": strikes})
+        rows.append({"bot": bot, "rating": ratings.get(bot.id),
+                     "seats": by_bot.get(bot.id, []), "strikes": strikes})
     return rows
 
 

@@ -281,6 +281,32 @@ def account_of_name(app: Flask, username: str) -> int:
         return account.id
 
 
+@both_backends
+def test_my_bots_costs_a_fixed_number_of_statements(app: Flask, alice: FlaskClient) -> None:
+    """"My bots" with one bot and with twelve, each in up to twelve matches: the same
+    statements (no query per bot or per match), at most RECENT matches per bot."""
+    from sqlalchemy import update
+
+    from arena.routes.accounts import RECENT
+
+    from .test_read_path import counting, seed
+
+    data = seed(app, 12)
+    alice_id = account_of_name(app, "alice")
+    counts = []
+    for owned in ([data.busy], data.bots):
+        with get_db(app).begin() as s:
+            s.execute(update(Bot).where(Bot.id.in_(owned)).values(account_id=alice_id))
+        alice.get("/account")  # warm
+        with counting(app) as statements:
+            page = alice.get("/account").get_data(as_text=True)
+        counts.append(len(statements))
+        assert page.count("<tr data-bot=") == len(owned)
+    assert max(counts) - min(counts) <= 1, counts
+    row = page.split(f'data-bot="{data.busy}"', 1)[1].split("</tr>", 1)[0]
+    assert row.count('href="/matches/') == RECENT
+
+
 # --- API tokens and every owner-only endpoint ------------------------------------------------
 
 
