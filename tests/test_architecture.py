@@ -248,13 +248,15 @@ ARENA_ROOMS: dict[str, set[str]] = {
     "play": {"core"},
     "web": {"core"},
     "bots": {"core", "play"},
+    "accounts": {"core"},
     "tournaments": {"core", "play"},
     "live": {"core", "play"},
     "migrations": {"core"},
-    "routes": {"core", "play", "web", "bots", "tournaments", "live"},
+    "routes": {"core", "play", "web", "bots", "tournaments", "live", "accounts"},
     ROOT_ROOM: {"core", "web", "routes"},
     "jobs": {"core", "play", "bots", "tournaments", "live", ROOT_ROOM},
-    "ops": {"core", "play", "web", "bots", "tournaments", "live", "routes", "jobs", ROOT_ROOM},
+    "ops": {"core", "play", "web", "bots", "tournaments", "live", "routes", "jobs", "accounts",
+            ROOT_ROOM},
 }
 """Which room of ``arena/`` may import which (docs/architecture.md draws it).  The package
 root builds the app (``create_app``: the core's resources, the web's plumbing, every route);

@@ -111,9 +111,11 @@ def taken_message(holder: Bot) -> str:
 # --- requests (web side: rows and jobs, never a call to the bot) ------------------------------
 
 
-def submit(s: Session, *, name: str, url: str, token_hash: str) -> tuple[Bot, HealthCheck]:
-    """Add a ``pending`` bot and its queued submission check (the caller commits, then
-    :func:`enqueue_check`).  Raises :class:`EndpointTakenError`."""
+def submit(s: Session, *, name: str, url: str, token_hash: str,
+           account_id: int | None = None) -> tuple[Bot, HealthCheck]:
+    """Add a ``pending`` bot (owned by ``account_id``, if given) and its queued submission
+    check (the caller commits, then :func:`enqueue_check`).  Raises
+    :class:`EndpointTakenError`."""
     endpoint = endpoint_of(url)
     if endpoint is not None and (holder := endpoint_holder(s, endpoint)) is not None:
         raise EndpointTakenError(taken_message(holder))
@@ -122,7 +124,7 @@ def submit(s: Session, *, name: str, url: str, token_hash: str) -> tuple[Bot, He
               updated_at=now, idle_since=now, info={}, owner_paused=False,
               health_paused=False, health_failures=0, last_health_at=None,
               last_health_reason="", endpoint=endpoint, check_state="pending",
-              pause_reason="")
+              pause_reason="", account_id=account_id)
     s.add(bot)
     s.flush()
     s.add(BotVersion(bot_id=bot.id, version=1, url=url, created_at=now, info={}))

@@ -36,8 +36,10 @@ from typing import Any
 from flask import g, has_app_context
 from sqlalchemy import Engine, event
 
-UNSHOWN = frozenset({"idempotency_keys"})
-"""Tables no page or public API answer shows: writes to them leave every render valid."""
+UNSHOWN = frozenset({"idempotency_keys", "accounts", "account_tokens", "sign_in_delays"})
+"""Tables no page or public API answer shows: writes to them leave every render valid.  The
+account tables show only on a signed-in account's own pages, which are never cached (a
+flood of wrong passwords, each counted in ``sign_in_delays``, must not empty the cache)."""
 PENDING = "arena_changed_rows"
 """Key in a connection's ``info``: its open transaction changed rows pages show."""
 MARK = "arena_state_changed"

@@ -160,6 +160,37 @@ class Defaults:
     RATE_LIMIT_BOT_OWNER_PER_OWNER: str = "100 per hour;10 per minute"
     """The same per owner token (whatever address they come from)."""
 
+    RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT: str = "30 per hour;10 per minute"
+    """Account sign-in attempts (``POST /account/sign-in``, and setting a password with a
+    reset link) per client address, right or wrong, whichever account they name; the
+    per-account delay (``SIGN_IN_FREE_FAILURES``) comes on top."""
+    RATE_LIMIT_SIGN_UP_PER_CLIENT: str = "10 per hour;3 per minute"
+    """Account sign-ups (``POST /account/sign-up``) per client address."""
+
+    # --- accounts ------------------------------------------------------------------------
+    SIGN_IN_FREE_FAILURES: int = 5
+    """Wrong passwords one client may send for one account before it must wait; each further
+    failure doubles the wait (1 s, 2 s, 4 s, ... up to SIGN_IN_MAX_DELAY_S).  Only that
+    client waits: the account's owner signs in from anywhere else at once, so the delay can
+    never lock anyone out of their own account.  A success clears that client's count."""
+    SIGN_IN_MAX_DELAY_S: float = 900.0
+    """The longest wait one client is given between sign-in attempts to one account."""
+    PASSWORD_MIN: int = 10
+    """Shortest password accepted at sign-up and reset (characters)."""
+    PASSWORD_MAX: int = 256
+    """Longest password accepted (bounds the hashing work a request may ask for)."""
+    ARGON2_TIME_COST: int = 3
+    """argon2id passes over memory (argon2-cffi's default, RFC 9106's second recommendation)."""
+    ARGON2_MEMORY_KIB: int = 65536
+    """argon2id memory per hash in KiB (64 MiB: argon2-cffi's default).  Stored hashes keep
+    their own parameters; a sign-in rehashes one made with other settings."""
+    ARGON2_PARALLELISM: int = 4
+    """argon2id lanes."""
+    ACCOUNT_RESET_TTL_S: float = 86400.0
+    """How long a reset link printed by ``arena account reset-password`` stays valid."""
+    ACCOUNT_TOKENS_MAX: int = 20
+    """Live API tokens one account may hold at once."""
+
     # --- idempotency ---------------------------------------------------------------------
     IDEMPOTENCY_TTL_S: float = 24 * 3600.0
     """How long the response to a request with an ``Idempotency-Key`` is kept for retries."""

@@ -143,6 +143,10 @@ class Bot(Base):
     """A new URL waiting for its health check; the bot plays on ``url`` until it passes."""
     pending_endpoint: Mapped[str | None] = mapped_column(Text, default=None)
     """The endpoint of ``pending_url``, reserved while its check runs."""
+    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"), default=None,
+                                                   index=True)
+    """The owner account (:class:`Account`), or None for a bot registered
+    without one; the bot's owner token works either way."""
     check_state: Mapped[str] = mapped_column(String(16), default="pending")
     """Admission: ``pending`` (first check queued or running), ``passed`` (may play),
     ``failed`` (the first check failed; a new URL or a re-check may still admit it)."""
@@ -381,3 +385,76 @@ class RatingEvent(Base):
     games: Mapped[int] = mapped_column(Integer)
     """Rated games of the bot in the family after this one."""
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+# --- owner accounts --------------------------------------------------------------------------
+#
+# An account owns bots (``bots.account_id``); what later hangs off an owner (challenges,
+# notification webhooks) hangs off an account row too:
+#
+#     accounts 1──* bots               (a bot registered without an account has none)
+#              1──* account_tokens     (named, scoped API tokens for scripts; revocable)
+#              1──* sign_in_delays     (failed sign-ins per client: the lockout)
+#
+# Nothing secret is stored in the clear: the password as an argon2id hash, API tokens and the
+# one-time reset token as HMAC-SHA256(pepper, token) like the bots' owner tokens
+# (arena.core.security).  The service is arena.accounts (migration 0010).
+
+USERNAME_MAX = 32
+TOKEN_NAME_MAX = 64
+
+
+class Account(Base):
+    """An owner: a username, an argon2id password hash, optionally an e-mail address (kept
+    for the operator's eyes only: never used to reset the password, see docs/operations.md)."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(USERNAME_MAX))
+    """As typed at sign-up (shown on pages)."""
+    username_key: Mapped[str] = mapped_column(String(USERNAME_MAX), unique=True)
+    """The username in lower case: ``Alice`` and ``alice`` are one account."""
+    email: Mapped[str | None] = mapped_column(String(254), default=None)
+    password_hash: Mapped[str] = mapped_column(Text)
+    """argon2id, in the PHC string format (parameters and salt inside)."""
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    password_changed_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    reset_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+    """HMAC of the one outstanding reset token the operator printed (``arena account
+    reset-password``), or None."""
+    reset_expires_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+
+class AccountToken(Base):
+    """An API token of an account: ``Authorization: Bearer <token>`` acts for the account on
+    the bots it owns, within ``scopes`` (space-separated, e.g. ``bots:read bots:write``).
+    Revoking sets ``revoked_at``; the token stops working on the next request."""
+
+    __tablename__ = "account_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    name: Mapped[str] = mapped_column(String(TOKEN_NAME_MAX))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(self.scopes.split())
+
+
+class SignInDelay(Base):
+    """Failed sign-ins to one account from one client (``client_key``) since its last
+    success there: after ``SIGN_IN_FREE_FAILURES`` of them that client waits an exponentially
+    growing, capped time (``until``) before it may try this account again.  Other clients -
+    the account's owner among them - are not slowed, so nobody can lock a victim out."""
+
+    __tablename__ = "sign_in_delays"
+
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), primary_key=True)
+    client: Mapped[str] = mapped_column(String(80), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    until: Mapped[dt.datetime | None] = mapped_column(default=None)

@@ -300,6 +300,15 @@ def _add_tournament_commands() -> None:
 _add_tournament_commands()
 
 
+def _add_account_commands() -> None:
+    from .account_cli import account
+
+    cli.add_command(account)
+
+
+_add_account_commands()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="arena",

@@ -15,6 +15,8 @@ ratings        leaderboard (page and ``/api/ratings``), ``/api/families``, a bot
 tournaments    tournament list, form, page and live fragment, ``/api/tournaments/...``
 live           live now: running matches and tournaments, the featured table, viewer
                counts (``/live``, ``/api/live``)
+accounts       owner accounts: sign-up, sign-in and out, "my bots", adopting a bot, API
+               tokens, the operator's reset link, ``/api/account/...``
 docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
 metrics        ``/metrics`` for Prometheus (behind ``METRICS_TOKEN``)
 =============  ==============================================================================
@@ -29,12 +31,25 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from . import bot_calls, bot_checks, bots, docs, live, matches, metrics, ratings, site, tournaments
+from . import (
+    accounts,
+    bot_calls,
+    bot_checks,
+    bots,
+    docs,
+    live,
+    matches,
+    metrics,
+    ratings,
+    site,
+    tournaments,
+)
 
 ATTACHED = (bot_calls, bot_checks)
 """Modules that add their views to another feature's blueprint (imported for that): the
 owner's view of a bot's calls and the owner's "check now" are part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
-                                     tournaments.bp, live.bp, docs.bp, metrics.bp)
+                                     tournaments.bp, live.bp, accounts.bp, docs.bp,
+                                     metrics.bp)
 """Every feature's blueprint, in the order the app factory registers them."""

@@ -8,8 +8,10 @@ Part of the ``bots`` blueprint (endpoint names ``bots.bot_calls``, ...); the rec
 * ``POST /bots/<id>/owner``: sign in with the owner token (form, CSRF-checked), then the page;
 * ``POST /bots/<id>/owner/sign-out``: forget it on this browser;
 * ``GET /api/bots/<id>/calls?limit=N``: the same calls as JSON, for the owner token only
+  or an account token of the account that owns the bot with the scope ``bots:read``
   (``Authorization: Bearer``; not even the operator's token: the page and the endpoint show
-  what the bot said, which is its owner's business).
+  what the bot said, which is its owner's business).  A browser signed in as that account
+  sees the page without the owner token.
 
 Nothing here is cached (``Cache-Control: no-store``): a shared cache must never hand one
 owner's calls to anyone else.
@@ -27,7 +29,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.bots.calls import last_calls
 from arena.core.models import Bot
-from arena.core.security import bearer_token, token_matches
+from arena.core.security import token_matches
 from arena.core.storage import session
 from arena.web import owners
 from arena.web.errors import ApiError
@@ -38,7 +40,16 @@ from arena.web.shapes import responses as out
 from arena.web.shapes.requests import CallsQuery
 
 from .bots import bot_page, bp
-from .plumbing import FORM_EXPIRED, app_object, csrf_ok, get_bot, page_not_found
+from .plumbing import (
+    FORM_EXPIRED,
+    READ,
+    app_object,
+    browser_owns,
+    csrf_ok,
+    get_bot,
+    page_not_found,
+    require_owner,
+)
 
 SIGN_IN_FIRST = "Sign in with the bot's owner token to see its last calls."
 
@@ -72,7 +83,7 @@ def bot_calls(bot_id: int) -> tuple[str, int] | str | Response:
     bot = _live_bot(bot_id)
     if bot is None:
         return page_not_found(f"bot {bot_id}")
-    if not owners.is_owner(bot):
+    if not browser_owns(bot):
         return bot_page(bot_id, owner_errors=[SIGN_IN_FIRST], status=403)
     app = app_object()
     unavailable = False
@@ -129,12 +140,7 @@ def bot_owner_sign_out(bot_id: int) -> tuple[str, int] | str | WerkzeugResponse:
 def bot_calls_json(bot_id: int) -> Response:
     query = from_query(CallsQuery)  # before the token: a malformed query is a 400 for all
     bot = get_bot(bot_id)
-    token = bearer_token()
-    if token is None:
-        raise ApiError(401, "unauthorized", "send the bot's owner token: "
-                       "Authorization: Bearer <token>")
-    if not token_matches(token, bot.token_hash):
-        raise ApiError(403, "forbidden", "only the bot's owner token shows its calls")
+    require_owner(bot, READ, admin=False)
     app = app_object()
     kept = int(app.config["BOT_CALLS_KEPT"])
     try:

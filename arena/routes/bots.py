@@ -29,10 +29,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from arena.accounts import service as accounts
+from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
-from arena.core.security import hash_token, is_admin, new_token, token_matches
+from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
 from arena.play.ratings import rating_series
@@ -59,7 +61,10 @@ from referee.runner.faults import plain_items
 from .matches import seats_with_bots
 from .plumbing import (
     FORM_EXPIRED,
+    READ,
+    WRITE,
     app_object,
+    browser_owns,
     csrf_ok,
     get_bot,
     is_owner,
@@ -245,9 +250,11 @@ def bot_new() -> tuple[str, int] | str | Response | WerkzeugResponse:
     if errors:
         return render_template("bot_new.html", errors=errors, form=form), 400
     token = new_token()
+    account = account_sessions.current(s)
     try:
         bot, check = bot_service.submit(s, name=form["name"], url=form["url"],
-                                        token_hash=hash_token(token))
+                                        token_hash=hash_token(token),
+                                        account_id=account.id if account else None)
         s.commit()
     except bot_service.EndpointTakenError as exc:
         s.rollback()
@@ -304,7 +311,7 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
     errors: list[str] = []
     if not csrf_ok():
         errors.append(FORM_EXPIRED)
-    elif not (token_matches(sent, bot.token_hash) or is_admin(sent)):
+    elif not (token_matches(sent, bot.token_hash) or is_admin(sent) or browser_owns(bot)):
         errors.append("Owner token: wrong or missing.")
     if errors:
         return bot_page(bot_id, rotate_errors=errors, status=403)
@@ -376,11 +383,29 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                            rotate_errors=rotate_errors or [], check=admission,
                            signing_grace=in_grace(app_object(), bot),
                            check_state=admission and bot_service.check_state(admission),
-                           owner=owners.is_owner(bot), owner_errors=owner_errors or [])
+                           owner=browser_owns(bot), owner_by_token=owners.is_owner(bot),
+                           owner_errors=owner_errors or [])
     return (page, status) if status != 200 else page
 
 
 # --- JSON ------------------------------------------------------------------------------------
+
+
+def submitting_account() -> int | None:
+    """The account a ``POST /api/bots`` registers the bot under: the account of its bearer
+    token when that is an account token (``bots:write``), else none.  Any other bearer (a bot
+    owner token) is ignored, as it always was; an account token that is unknown, revoked or
+    lacks the scope is refused rather than silently registering an orphan."""
+    token = bearer_token()
+    if not accounts.looks_like_account_token(token):
+        return None
+    use = accounts.use_token(session(), token)
+    if use is None:
+        raise ApiError(401, "unauthorized", "this account token is unknown or revoked")
+    if not use.allows(WRITE):
+        raise ApiError(403, "forbidden", f"this account token lacks the scope {WRITE}")
+    return use.account.id
+
 
 
 @bp.post("/api/bots")
@@ -393,6 +418,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                    422: "URL refused by the SSRF guard"})
 def create_bot() -> Response:
     app = app_object()
+    account_id = submitting_account()
     body = NewBot.from_body()
     name, url = body.name.strip(), body.url.strip()
     problem = bot_service.name_problem(name, int(app.config["BOT_NAME_MAX"]))
@@ -406,7 +432,8 @@ def create_bot() -> Response:
         raise ApiError(422, "url_refused", problem)
     token = new_token()
     try:
-        bot, check = bot_service.submit(s, name=name, url=url, token_hash=hash_token(token))
+        bot, check = bot_service.submit(s, name=name, url=url, token_hash=hash_token(token),
+                                        account_id=account_id)
         s.flush()
     except bot_service.EndpointTakenError as exc:
         s.rollback()
@@ -452,7 +479,7 @@ def list_bots() -> Response:
            auth="optional", errors={404: "no such bot"})
 def show_bot(bot_id: int) -> Response:
     bot = get_bot(bot_id)
-    return jsonify(bot_json(bot, private=is_owner(bot)))
+    return jsonify(bot_json(bot, private=is_owner(bot, READ)))
 
 
 @bp.patch("/api/bots/<id:bot_id>")
@@ -468,7 +495,7 @@ def show_bot(bot_id: int) -> Response:
 def update_bot(bot_id: int) -> Response:
     app = app_object()
     bot = get_bot(bot_id)
-    require_owner(bot)
+    require_owner(bot, WRITE)
     body = BotChange.from_body()
     paused = body.paused
     url = body.url.strip() if body.url is not None else None
@@ -505,7 +532,7 @@ def update_bot(bot_id: int) -> Response:
            {204: (None, "deleted")}, auth="owner", errors={404: "no such bot"})
 def delete_bot(bot_id: int) -> tuple[str, int]:
     bot = get_bot(bot_id)
-    require_owner(bot)
+    require_owner(bot, WRITE)
     bot.deleted_at = utcnow()
     bot.updated_at = bot.deleted_at
     bot.endpoint = bot.pending_endpoint = bot.pending_url = None  # free for another bot
@@ -525,7 +552,7 @@ def rotate_signing_secret(bot_id: int) -> Response:
     sign with it and, for SIGNING_ROTATION_GRACE_S, with the previous one too (unless
     ``grace`` is false); a match already running finishes with the secrets it started with."""
     bot = get_bot(bot_id)
-    require_owner(bot)
+    require_owner(bot, WRITE)
     body = SecretRotation.from_body(optional=True)
     rotate(app_object(), bot, grace=body.grace)
     bot.updated_at = utcnow()
@@ -564,7 +591,7 @@ def bot_recheck(bot_id: int) -> Response:
     """The owner asks for a check now (e.g. after fixing an unhealthy bot): at most once per
     ``HEALTH_RECHECK_MIN_INTERVAL_S`` per bot, and not while the previous one is pending."""
     bot = get_bot(bot_id)
-    require_owner(bot)
+    require_owner(bot, WRITE)
     Empty.from_body(optional=True)  # no fields; a malformed body is still a 400
     s = session()
     wait = recheck_wait_s(app_object(), s, bot)
@@ -583,7 +610,7 @@ def bot_recheck(bot_id: int) -> Response:
 def bot_versions(bot_id: int) -> Response:
     bot = get_bot(bot_id)
     query = from_query(Paging)
-    private = is_owner(bot)
+    private = is_owner(bot, READ)
 
     def render(v: BotVersion) -> dict[str, Any]:
         out = {"version": v.version, "created_at": iso(v.created_at), "info": v.info}

@@ -26,10 +26,12 @@ from flask import session as cookie_session
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm.interfaces import ORMOption
 
+from arena.accounts import service as accounts
+from arena.accounts import sessions as account_sessions
 from arena.core.models import Bot, utcnow
 from arena.core.security import bearer_token, is_admin, token_matches
 from arena.core.storage import session
-from arena.web import readcache
+from arena.web import owners, readcache
 from arena.web.errors import ApiError, error_response
 from arena.web.shapes.requests import Paging
 from referee.game.numbering import shown
@@ -115,19 +117,47 @@ def get_bots(ids: list[int]) -> list[Bot]:
     return bots
 
 
-def is_owner(bot: Bot) -> bool:
-    """Whether the request's bearer token owns ``bot`` (or is the operator's)."""
-    token = bearer_token()
-    return token is not None and (token_matches(token, bot.token_hash) or is_admin(token))
+READ, WRITE = "bots:read", "bots:write"
+"""The scopes an account token needs to read a bot as its owner, and to change it."""
 
 
-def require_owner(bot: Bot) -> None:
+def is_owner(bot: Bot, scope: str = READ, *, admin: bool = True) -> bool:
+    """Whether the request's bearer token owns ``bot``: the bot's owner token, an account
+    token of the account that owns it carrying ``scope``, or (with ``admin``) the
+    operator's."""
+    try:
+        require_owner(bot, scope, admin=admin)
+    except ApiError:
+        return False
+    return True
+
+
+def require_owner(bot: Bot, scope: str = WRITE, *, admin: bool = True) -> None:
+    """Refuse the request unless its bearer token owns ``bot`` (see :func:`is_owner`): 401
+    without a token or with an unknown or revoked account token, 403 for a token that does
+    not own the bot or lacks ``scope``.  Every owner-only endpoint goes through here."""
     token = bearer_token()
     if token is None:
-        raise ApiError(401, "unauthorized", "send the bot's owner token: "
+        raise ApiError(401, "unauthorized", "send the bot's owner token or an account token: "
                        "Authorization: Bearer <token>")
-    if not (token_matches(token, bot.token_hash) or is_admin(token)):
-        raise ApiError(403, "forbidden", "this token does not own this bot")
+    if token_matches(token, bot.token_hash) or (admin and is_admin(token)):
+        return
+    if accounts.looks_like_account_token(token):
+        use = accounts.use_token(session(), token)
+        if use is None:
+            raise ApiError(401, "unauthorized", "this account token is unknown or revoked")
+        if not accounts.owns(use.account, bot):
+            raise ApiError(403, "forbidden", "this account does not own this bot")
+        if not use.allows(scope):
+            raise ApiError(403, "forbidden", f"this account token lacks the scope {scope}")
+        return
+    raise ApiError(403, "forbidden", "this token does not own this bot")
+
+
+def browser_owns(bot: Bot) -> bool:
+    """Whether this browser is signed in as ``bot``'s owner: with the bot's owner token
+    (:mod:`arena.web.owners`) or as the account that owns it (:mod:`arena.accounts.sessions`)."""
+    return owners.is_owner(bot) or accounts.owns(account_sessions.current(session()), bot)
 
 
 def require_admin() -> None:
@@ -201,6 +231,7 @@ def security_headers(resp: Response) -> Response:
 
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
+            "signed_in_account": lambda: account_sessions.current(session()),
             "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
             "fault_names": FAULT_NAMES}
 

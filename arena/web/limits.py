@@ -23,6 +23,9 @@ keys           ``POST /api/idempotency-keys`` (a key for anonymous retries)     
 sign_in        owner sign-in and sign-out on the bot pages                            client
 bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-check, client, owner
                signing secret rotation (API and form)
+account_sign_in ``POST /account/sign-in``, ``POST /account/reset`` (and a per-account  client
+               delay: arena.accounts)
+account_sign_up ``POST /account/sign-up``                                             client
 =============  ====================================================================  ==========
 
 Every route that can change state (any method but GET, HEAD, OPTIONS) counts against at
@@ -131,6 +134,10 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                         "changes of bots by their owners from one address"),
                    Rule("RATE_LIMIT_BOT_OWNER_PER_OWNER", owner_key,
                         "changes of bots with one owner token")], None),
+    "account_sign_in": ([Rule("RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT", client_key,
+                              "account sign-in attempts from one address")], None),
+    "account_sign_up": ([Rule("RATE_LIMIT_SIGN_UP_PER_CLIENT", client_key,
+                              "account sign-ups from one address")], None),
 }
 """Each class: its rules (one setting each) and when a request of the class is exempt."""
 

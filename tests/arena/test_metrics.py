@@ -369,3 +369,15 @@ def _private_folder(pid: int) -> str | None:
         if item.startswith(metrics.PRIVATE_ENV.encode() + b"="):
             return item.split(b"=", 1)[1].decode()
     return None
+
+
+def test_every_fault_has_an_outcome_class() -> None:
+    """A new fault in the referee's table must be classed for the calls metric (else it
+    would read ``failed``, hiding what it is)."""
+    from arena.bots.call_metrics import OUTCOME_CLASSES, outcome_labels
+    from referee.runner.faults import FAULTS
+
+    assert set(FAULTS) <= set(OUTCOME_CLASSES)
+    assert outcome_labels(None) == ("ok", "none")
+    assert outcome_labels("http_status") == ("http_error", "http_status")
+    assert outcome_labels("made-up") == ("failed", "other")

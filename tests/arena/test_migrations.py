@@ -169,3 +169,48 @@ def test_0009_adds_the_rotation_grace_columns_keeping_every_bot(database_url: st
             assert conn.execute(sa.text("SELECT bot_id FROM bot_versions")).all() == [(1,)]
     finally:
         db.dispose()
+
+
+@both_backends
+def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
+    """Issue 21: from a database at 0009 holding a bot with a version (a row that
+    references ``bots``, which SQLite copies to add ``account_id``), 0010 keeps every row and
+    reference, the bot has no account, and an account can then own it; the downgrade drops
+    the tables and the column and keeps the bot."""
+    db = Database(database_url)
+    try:
+        upgrade(db, "0009")
+        t = "'2026-12-03 12:00:00'"
+        with db.engine.begin() as conn:
+            for statement in (
+                "INSERT INTO bots (id, name, url, version, token_hash, signing_generation, "
+                "created_at, updated_at, owner_paused, health_paused, health_failures, "
+                "last_health_reason, idle_since, info, check_state, pause_reason) VALUES "
+                f"(1, 'b', 'http://127.0.0.1:9/', 1, '{'0' * 64}', 1, {t}, {t}, false, false, "
+                f"0, '', {t}, '{{}}', 'passed', '')",
+                "INSERT INTO bot_versions (id, bot_id, version, url, created_at, info) VALUES "
+                f"(1, 1, 1, 'http://127.0.0.1:9/', {t}, '{{}}')",
+            ):
+                conn.execute(sa.text(statement))
+        upgrade(db, "0010")
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT id, account_id FROM bots")).all() == [(1, None)]
+            assert conn.execute(sa.text("SELECT bot_id FROM bot_versions")).all() == [(1,)]
+            conn.execute(sa.text(
+                "INSERT INTO accounts (id, username, username_key, password_hash, created_at, "
+                f"password_changed_at) VALUES (1, 'A', 'a', 'x', {t}, {t})"))
+            conn.execute(sa.text("UPDATE bots SET account_id = 1"))
+            # One account per name, whatever the case:
+            with pytest.raises(DBAPIError), conn.begin_nested():
+                conn.execute(sa.text(
+                    "INSERT INTO accounts (id, username, username_key, password_hash, "
+                    f"created_at, password_changed_at) VALUES (2, 'a', 'a', 'x', {t}, {t})"))
+        assert {"accounts", "account_tokens", "sign_in_delays"} <= set(
+            inspect(db.engine).get_table_names())
+        upgrade_or_downgrade(db, "0009")
+        assert not {"accounts", "account_tokens", "sign_in_delays"} & set(
+            inspect(db.engine).get_table_names())
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT id, name FROM bots")).all() == [(1, "b")]
+    finally:
+        db.dispose()

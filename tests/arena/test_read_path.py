@@ -179,6 +179,8 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "bots.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
     "bots.bot_new": lambda d: ["/bots/new"],
     "bots.bot_welcome": lambda d: [f"/bots/{d.busy}/welcome"],
+    "accounts.sign_in": lambda d: ["/account/sign-in"],
+    "accounts.sign_up": lambda d: ["/account/sign-up"],
     "matches.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
     "matches.match_list": lambda d: ["/matches", "/matches?state=finished",
                                      "/matches?bot=bot-0000",
@@ -226,10 +228,14 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
 }
 """Every GET route (endpoint) and the URLs that exercise it."""
 
-OWNER_ONLY = {"bots.bot_calls", "bots.bot_calls_json"}
-"""GET routes only a bot's owner may read (a signed-in session or the owner token, which the
-seeded bots here have none of): their statements are counted in
-``tests/arena/test_bot_calls.py::test_the_calls_cost_a_fixed_number_of_statements``."""
+OWNER_ONLY = {"bots.bot_calls", "bots.bot_calls_json", "accounts.my_bots",
+              "accounts.account_bots", "accounts.reset"}
+"""GET routes only a bot's owner or an account may read (a signed-in session, the owner
+token, an account token or a reset link, which the seeded bots here have none of): their
+statements are counted in
+``tests/arena/test_bot_calls.py::test_the_calls_cost_a_fixed_number_of_statements`` and
+``tests/arena/test_accounts.py::test_my_bots_costs_a_fixed_number_of_statements`` (the
+reset form reads one account)."""
 
 SIZE_BOUND_EXEMPT = {"matches.match_replay", "matches.match_log", "tournaments.download",
                      "tournaments.bracket", "tournaments.standings",

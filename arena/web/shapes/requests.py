@@ -64,6 +64,13 @@ class BotChange(Shape):
         return self
 
 
+class AdoptBot(Shape):
+    """``POST /api/account/bots/<id>/adopt``: the bot's owner token, proving it once."""
+
+    owner_token: Annotated[str, Length(1, 200, code="bad_token"),
+                           Field(description="the owner token shown when the bot was created")]
+
+
 class Empty(Shape):
     """A body with no fields (or no body at all): operator steps, re-checks."""
 

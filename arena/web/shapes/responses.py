@@ -425,3 +425,16 @@ class LiveNow(Answer):
                                                  "the featured one first")
     tournaments: list[LiveTournament] = Field(description="running tournaments, the newest "
                                                           "(at most 10)")
+
+
+class AccountRef(Answer):
+    id: int
+    username: str
+
+
+class AccountBots(Answer):
+    """``GET /api/account/bots``: the account a token acts for, and its live bots."""
+
+    account: AccountRef
+    scopes: list[str] = Field(description="what the token used may do")
+    items: list[Bot]
