@@ -67,3 +67,16 @@ def storable_ruleset(name: str) -> RuleSet:
 def canonical_ruleset(name: str) -> str:
     """The preset's canonical name for a name or alias (raises ValueError for unknown)."""
     return find_ruleset(name).name
+
+
+def family_seats(family: str) -> int:
+    """The number of seats of a family's tables: ``/<n>p`` when its name says so, else its
+    presets' (4 when the name is no family the arena knows)."""
+    base, _, suffix = family.partition("/")
+    if suffix.endswith("p") and suffix[:-1].isdigit():
+        return int(suffix[:-1])
+    preset = next((p for p, f in FAMILY_OF.items() if f == base), base)
+    try:
+        return find_ruleset(preset).players
+    except ValueError:
+        return 4
