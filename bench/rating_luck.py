@@ -23,9 +23,10 @@ with the true order by Kendall's tau.  Figures per scheme, averaged over ``--see
 * ``tau_final`` and, over the last half of each run, ``tau_late_mean``;
 * ``rating_sd``: the rating error, the standard deviation of a bot's final rating across the
   seeds (the luck left in a rating), averaged over bots;
-* ``interval_coverage``: how often a bot's mean final rating over the seeds lies inside one
-  run's displayed 95% interval (:func:`arena.play.uncertainty.interval`), a check that the
-  interval is honest.
+* ``interval_coverage``: how often one run's final 95% interval
+  (:func:`arena.play.uncertainty.interval`) holds the bot's *settled* rating (its mean over the
+  second half of every run of the scheme), a check that the interval is honest;
+* ``cpu_s_per_match``: CPU seconds a match costs (ladder, referee, finish), whatever the load.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def play_one(app: Flask, match_id: int, strength: dict[int, float], seed: int) -
 
 def run(job: tuple[str, int, int, int, float]) -> dict[str, Any]:
     scheme, seed, matches, deals, _tau = job
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as folder:
         app, ids = make_app(folder, scheme, deals)
         strength = {b: i / (FIELD - 1) for i, b in enumerate(ids)}
@@ -144,6 +145,8 @@ def run(job: tuple[str, int, int, int, float]) -> dict[str, Any]:
         rng = random.Random(seed)
         played = 0
         curve: list[tuple[int, float]] = []
+        late_sum = dict.fromkeys(range(FIELD), 0.0)
+        late_n = 0
         while played < matches:
             created = create_round(app, seed=rng.getrandbits(32))
             assert created, "the ladder made no table"
@@ -155,10 +158,15 @@ def run(job: tuple[str, int, int, int, float]) -> dict[str, Any]:
             ratings = {b: rows[b].rating if b in rows else 1500.0 for b in ids}
             order = sorted(ids, key=lambda b: (-ratings[b], b))
             curve.append((played, kendall_tau(order, truth)))
+            if played >= matches / 2:
+                late_n += 1
+                for i, b in enumerate(ids):
+                    late_sum[i] += ratings[b]
         final = {i: (rows[b].rating, rows[b].games) for i, b in enumerate(ids)}
         get_db(app).dispose()
     return {"scheme": scheme, "seed": seed, "curve": curve, "final": final,
-            "elapsed_s": time.perf_counter() - t0}
+            "settled": {i: v / max(1, late_n) for i, v in late_sum.items()},
+            "elapsed_s": time.perf_counter() - t0, "cpu_s": time.process_time() - cpu0}
 
 
 def summarise(results: list[dict[str, Any]], scheme: str, matches: int, tau_goal: float,
@@ -180,9 +188,10 @@ def summarise(results: list[dict[str, Any]], scheme: str, matches: int, tau_goal
     sds, covered, total = [], 0, 0
     for i in range(FIELD):
         values = [f[i][0] for f in finals]
-        mean = statistics.fmean(values)
         if len(values) > 1:
             sds.append(statistics.stdev(values))
+        # The bot's settled rating: its mean over the second half of every run.
+        mean = statistics.fmean(r["settled"][i] for r in runs)
         for f in finals:
             lo, hi = interval(f[i][0], f[i][1], k=k, seats=4,
                               scheme=scheme)
@@ -200,6 +209,7 @@ def summarise(results: list[dict[str, Any]], scheme: str, matches: int, tau_goal
         "rating_sd": round(statistics.fmean(sds), 1) if sds else None,
         "interval_coverage": round(covered / total, 3) if total else None,
         "elapsed_s": round(sum(r["elapsed_s"] for r in runs), 1),
+        "cpu_s_per_match": round(sum(r["cpu_s"] for r in runs) / (len(runs) * matches), 4),
     }
 
 
@@ -207,8 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=4, help="runs per scheme (default 4)")
-    ap.add_argument("--matches", type=int, default=1200,
-                    help="matches per run (default 1200)")
+    ap.add_argument("--matches", type=int, default=800,
+                    help="matches per run (default 800)")
     ap.add_argument("--deals", type=int, default=4, help="deals per match (LADDER_DEALS)")
     ap.add_argument("--tau", type=float, default=0.9, help="Kendall tau to reach")
     ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
@@ -240,7 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{s:10s} matches to tau>={args.tau}: {f['matches_to_tau']:7.1f} "
                   f"(each {f['matches_to_tau_each']}, held {f['matches_to_hold']}) "
                   f"tau final {f['tau_final']} late {f['tau_late_mean']} "
-                  f"rating sd {f['rating_sd']} coverage {f['interval_coverage']}")
+                  f"rating sd {f['rating_sd']} coverage {f['interval_coverage']} "
+                  f"cpu/match {f['cpu_s_per_match']} s")
         if "duplicate_over_plain" in out:
             print(f"duplicate / plain matches: {out['duplicate_over_plain']}")
         print(f"wall {out['wall_s']} s")
