@@ -4,8 +4,8 @@
 (``LADDER_FORMAT=duplicate``, :mod:`arena.play.duplicate_sets`); ``set_id`` is the id of the
 set's rotation-0 match.  Plain ladder matches, and every match before this revision, have no row.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-12-03 21:30:00
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
