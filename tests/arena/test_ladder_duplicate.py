@@ -17,6 +17,7 @@ from arena.jobs import bodies as jobs
 from arena.play.duplicate_sets import SeatLine, combined_ranks, rotations
 from arena.play.ladder import run_round
 from arena.play.ratings import check_all
+from arena.tournaments import schedule
 
 from .conftest import both_backends, register
 
@@ -36,6 +37,7 @@ def test_duplicate_scores_cancel_the_cards() -> None:
 
 def test_rotations_seat_every_bot_in_every_seat_once() -> None:
     seatings = rotations([7, 8, 9, 10])
+    assert seatings == schedule.rotations([7, 8, 9, 10], True)  # the tournaments' convention
     assert len(set(seatings)) == 4
     for seat in range(4):
         assert sorted(r[seat] for r in seatings) == [7, 8, 9, 10]
