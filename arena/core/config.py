@@ -303,6 +303,9 @@ class Defaults:
     moves a rating by at most K/(n-1), so a match moves it by at most K."""
     ELO_PROVISIONAL_GAMES: int = 10
     """A rating is marked provisional until the bot has played this many rated matches."""
+    ELO_INITIAL_DEVIATION: float = 350.0
+    """Standard error of a rating before any result: where the ± shown beside every rating
+    starts before results narrow it (:mod:`arena.play.uncertainty`)."""
 
     # --- ladder --------------------------------------------------------------------------
     LADDER_ENABLED: bool = True
@@ -320,6 +323,11 @@ class Defaults:
     anchor's rating is picked anyway once it has waited long enough (no starvation)."""
     LADDER_SEED: int = 0
     """Seed of the ladder's tie-breaking (0: from the clock)."""
+    LADDER_FORMAT: str = "plain"
+    """``plain``: a ladder table plays one match.  ``duplicate``: it plays a *duplicate set*,
+    one match per rotation of its seats on the same deals, rated once as a whole by each bot's
+    score against the others who held the same cards (:mod:`arena.play.duplicate_sets`,
+    docs/operations.md has the figures)."""
 
     # --- tournaments ---------------------------------------------------------------------
     TOURNAMENT_MAX_ENTRANTS: int = 256

@@ -23,6 +23,8 @@ four-seat table and over a three-seat one do not measure the same thing.
 
 from __future__ import annotations
 
+import functools
+
 from referee import RuleSet, find_ruleset
 
 from .models import RULESET_NAME_MAX  # the width of the rule-set name columns
@@ -67,3 +69,17 @@ def storable_ruleset(name: str) -> RuleSet:
 def canonical_ruleset(name: str) -> str:
     """The preset's canonical name for a name or alias (raises ValueError for unknown)."""
     return find_ruleset(name).name
+
+
+@functools.lru_cache(maxsize=256)
+def family_seats(family: str) -> int:
+    """The number of seats of a family's tables: ``/<n>p`` when its name says so, else its
+    presets' (4 when the name is no family the arena knows)."""
+    base, _, suffix = family.partition("/")
+    if suffix.endswith("p") and suffix[:-1].isdigit():
+        return int(suffix[:-1])
+    preset = next((p for p, f in FAMILY_OF.items() if f == base), base)
+    try:
+        return find_ruleset(preset).players
+    except ValueError:
+        return 4

@@ -311,6 +311,20 @@ class MatchSeat(Base):
     bot_version: Mapped[BotVersion] = relationship()
 
 
+class LadderSetMatch(Base):
+    """A ladder match that is one rotation of a *duplicate set* (``LADDER_FORMAT=duplicate``):
+    the set's matches deal the same cards (one seed) with the seats rotated, and their
+    combined result is rated once, when the last of them finishes
+    (:mod:`arena.play.duplicate_sets`).  ``set_id`` is the id of the set's rotation-0 match."""
+
+    __tablename__ = "ladder_set_matches"
+    __table_args__ = (UniqueConstraint("set_id", "rotation"),)
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    rotation: Mapped[int] = mapped_column(Integer)
+
+
 class MatchResult(Base):
     """The one result of a finished match.  ``id`` orders results within a rating family:
     it is assigned while the family's ledger row is locked, so it is the order in which

@@ -68,7 +68,7 @@ from arena.core.storage import get_db
 from arena.live import channel as live
 from arena.play import reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
-from arena.play.ratings import Placement, apply_result, lock_family
+from arena.play.ratings import apply_result, lock_family, rating_outcome
 from referee import find_ruleset
 from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
@@ -554,15 +554,19 @@ def finish(app: Flask, match_id: int, token: str,
             )
             s.add(row)
             s.flush()
-            if match.rated:
+            # A rotation of a ladder duplicate set moves no rating until the one that
+            # completes the set, which applies the set's combined result (rating_outcome).
+            outcome = (rating_outcome(s, match_id, float(app.config["ELO_K"]))
+                       if match.rated else None)
+            if outcome is not None:
                 apply_result(
                     s,
                     family=match.family,
                     result_id=row.id,
                     match_id=match_id,
-                    placements=[Placement(x.bot_id, x.rank or 0) for x in seats.values()],
+                    placements=outcome.placements,
                     initial=float(app.config["ELO_INITIAL"]),
-                    k=float(app.config["ELO_K"]),
+                    k=outcome.k,
                 )
             family.results += 1
             seated = [x.bot_id for x in seats.values()]

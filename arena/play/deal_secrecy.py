@@ -1,8 +1,9 @@
 """Which finished matches must still keep their deals secret.
 
 A finished match's log, replay and seed show every hand it dealt, and its bots' recorded calls
-(:mod:`arena.bots.calls`) show each bot's own hands.  A duplicate tournament table plays the same
-deals (one seed) once per rotation of its seats: while one rotation still plays, a finished
+(:mod:`arena.bots.calls`) show each bot's own hands.  A duplicate tournament table, and a
+duplicate set of the ladder (:mod:`arena.play.duplicate_sets`), plays the same deals (one seed)
+once per rotation of its seats: while one rotation still plays, a finished
 rotation's hands are that match's hidden cards.  A bot, or its author, reading a sibling's log
 in the middle of a match would see every opponent's hand.
 
@@ -28,7 +29,7 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, SQLColumnExpression, exists, select
 from sqlalchemy.orm import Session, aliased
 
-from arena.core.models import Match
+from arena.core.models import LadderSetMatch, Match
 from arena.core.tournament_models import TournamentMatch
 
 OVER = ("finished", "failed")
@@ -37,23 +38,34 @@ OVER = ("finished", "failed")
 
 def in_play_sql(match_id: SQLColumnExpression[int]) -> ColumnElement[bool]:
     """The predicate itself, as SQL: the match whose id is ``match_id`` (a column of the
-    enclosing query) has a sibling rotation (another match of the same duplicate table) that
-    is not over.  Queries put it in their WHERE clause so that what must stay secret is never
-    read (the archive does not load such logs); :func:`deals_in_play` asks the same."""
+    enclosing query) has a sibling rotation (another match of the same duplicate table, or
+    of the same ladder duplicate set) that is not over.  Queries put it in their WHERE clause
+    so that what must stay secret is never read (the archive does not load such logs);
+    :func:`deals_in_play` asks the same."""
     own = aliased(TournamentMatch)
     sibling = aliased(TournamentMatch)
     playing = aliased(Match)
+    own_set = aliased(LadderSetMatch)
+    set_sibling = aliased(LadderSetMatch)
+    set_playing = aliased(Match)
     return exists(
         select(sibling.match_id)
         .join(own, (own.table_id == sibling.table_id) & (own.match_id != sibling.match_id))
         .join(playing, playing.id == sibling.match_id)
         .where(own.match_id == match_id, playing.state.not_in(OVER))
+    ) | exists(
+        select(set_sibling.match_id)
+        .join(own_set, (own_set.set_id == set_sibling.set_id)
+              & (own_set.match_id != set_sibling.match_id))
+        .join(set_playing, set_playing.id == set_sibling.match_id)
+        .where(own_set.match_id == match_id, set_playing.state.not_in(OVER))
     )
 
 
 def deals_in_play(s: Session, match_ids: Iterable[int]) -> set[int]:
     """Of ``match_ids``, those whose deals another match still plays (a sibling rotation of
-    the same duplicate table, queued or running).  One query, whatever the number of ids."""
+    the same duplicate table or ladder set, queued or running).  One query, whatever the
+    number of ids."""
     ids = set(match_ids)
     if not ids:
         return set()

@@ -15,9 +15,14 @@ not deleted, not seated in a queued or running match):
    often each bot has already sat in its seat in this rule set, so nobody keeps the same
    position (which matters in Big Two: who leads, who follows whom).
 
+With ``LADDER_FORMAT=duplicate`` a table plays a *duplicate set* instead of one match: one
+match per rotation of the seating chosen above, all on the same deals, rated once when the
+last finishes (:mod:`arena.play.duplicate_sets`); every bot then sits in every seat once.
+
 Rule sets cycle through ``LADDER_RULESETS``; a round stops when fewer idle bots than seats
-are left or ``LADDER_MAX_MATCHES_PER_ROUND`` matches were made.  Matches are committed, then
-enqueued.
+are left or ``LADDER_MAX_MATCHES_PER_ROUND`` matches were made (a set counts its matches, and
+the first table of a round is made even when its set alone exceeds the limit).  Matches are
+committed, then enqueued.
 """
 
 from __future__ import annotations
@@ -33,10 +38,11 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
-from arena.core.models import Bot, Match, MatchSeat, Rating, utcnow
+from arena.core.models import Bot, LadderSetMatch, Match, MatchSeat, Rating, utcnow
 from arena.core.storage import get_db
 from referee import find_ruleset
 
+from .duplicate_sets import FORMATS, rotations
 from .matches import create_match, default_limits, enqueue_match
 
 
@@ -124,22 +130,46 @@ def ladder_rulesets(app: Flask) -> list[str]:
     return [find_ruleset(n).name for n in names] or ["standard"]
 
 
+def ladder_format(app: Flask) -> str:
+    fmt = str(app.config["LADDER_FORMAT"]).strip().lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"LADDER_FORMAT must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    return fmt
+
+
 def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = None) -> list[int]:
     """One matchmaking round; returns the ids of the matches created (and enqueued)."""
+    created = create_round(app, max_matches=max_matches, seed=seed)
+    for match_id in created:
+        enqueue_match(app, match_id)
+    return created
+
+
+def create_round(app: Flask, *, max_matches: int | None = None,
+                 seed: int | None = None) -> list[int]:
+    """The matches of one matchmaking round, committed but not enqueued (:func:`run_round`
+    enqueues them; bench/rating_luck.py plays them in process)."""
     cfg = app.config
     limit = int(cfg["LADDER_MAX_MATCHES_PER_ROUND"]) if max_matches is None else max_matches
     base_seed = seed if seed is not None else int(cfg["LADDER_SEED"]) or None
     rng = random.Random(base_seed)
     rulesets = ladder_rulesets(app)
+    duplicate = ladder_format(app) == "duplicate"
     created: list[int] = []
     db = get_db(app)
     with db.begin() as s:
-        # Count the ladder's matches so the rule-set cycle continues across rounds.
-        cycle = s.scalar(select(func.count()).select_from(Match).where(Match.kind == "ladder"))
+        # Count the ladder's tables so the rule-set cycle continues across rounds (a set's
+        # rotations after the first are not tables of their own).
+        cycle = s.scalar(select(func.count()).select_from(Match).where(
+            Match.kind == "ladder",
+            Match.id.not_in(select(LadderSetMatch.match_id)
+                            .where(LadderSetMatch.rotation > 0))))
         taken: set[int] = set()
         for i in range(limit):
             ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
             rules = find_ruleset(ruleset)
+            if created and len(created) + (rules.players if duplicate else 1) > limit:
+                break
             family = family_of(ruleset)
             pool = [c for c in idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
                     if c.bot_id not in taken]
@@ -148,18 +178,24 @@ def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = 
                 break
             ids = [c.bot_id for c in table]
             order = seat_order(ids, seat_counts(s, ruleset, ids), rng)
-            bots = [s.get(Bot, b) for b in order]
-            match = create_match(
-                s,
-                bots=[b for b in bots if b is not None],
-                ruleset=ruleset,
-                deals=int(cfg["LADDER_DEALS"]),
-                limits=default_limits(cfg),
-                kind="ladder",
-                seed=rng.getrandbits(62) if base_seed is not None else None,
-            )
+            match_seed = rng.getrandbits(62) if base_seed is not None else None
+            seatings = rotations(order) if duplicate else [tuple(order)]
+            set_id: int | None = None
+            for rotation, seating in enumerate(seatings):
+                bots = [s.get(Bot, b) for b in seating]
+                match = create_match(
+                    s,
+                    bots=[b for b in bots if b is not None],
+                    ruleset=ruleset,
+                    deals=int(cfg["LADDER_DEALS"]),
+                    limits=default_limits(cfg),
+                    kind="ladder",
+                    seed=match_seed,
+                )
+                if duplicate:
+                    match_seed = match.seed  # every rotation deals the same cards
+                    set_id = match.id if set_id is None else set_id
+                    s.add(LadderSetMatch(match_id=match.id, set_id=set_id, rotation=rotation))
+                created.append(match.id)
             taken.update(ids)
-            created.append(match.id)
-    for match_id in created:
-        enqueue_match(app, match_id)
     return created

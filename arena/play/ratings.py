@@ -38,6 +38,8 @@ from sqlalchemy.orm import Session
 from arena.core.models import MatchResult, MatchSeat, Rating, RatingEvent, RatingFamily, utcnow
 from arena.core.storage import READ_SNAPSHOT
 
+from . import duplicate_sets
+
 if TYPE_CHECKING:
     from arena.core.storage import Database
 
@@ -79,6 +81,31 @@ def combine(placements: Sequence[Placement]) -> list[Placement]:
     for p in placements:
         best[p.bot_id] = min(p.rank, best.get(p.bot_id, p.rank))
     return [Placement(b, r) for b, r in sorted(best.items())]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished match applies to the ratings: these placements with this K."""
+
+    placements: list[Placement]
+    k: float
+
+
+def rating_outcome(s: Session, match_id: int, k: float) -> Outcome | None:
+    """What the finished, rated match ``match_id`` (its seats' results and its result row
+    written) applies to the ratings: its own ranks with factor ``k``.  A rotation of a ladder
+    duplicate set applies nothing, except the one that completes the set, which applies the
+    set's combined result with ``k`` times its rotations (:mod:`arena.play.duplicate_sets`).
+    The finish and :func:`recompute` both ask here."""
+    set_id = duplicate_sets.set_of(s, match_id)
+    if set_id is None:
+        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)).all()
+        return Outcome(combine([Placement(x.bot_id, x.rank or 0) for x in seats]), k)
+    if not duplicate_sets.completes(s, set_id, match_id):
+        return None
+    siblings = duplicate_sets.set_matches(s, set_id)
+    ranks = duplicate_sets.combined_ranks(duplicate_sets.seat_lines(s, siblings))
+    return Outcome([Placement(b, r) for b, r in ranks.items()], k * len(siblings))
 
 
 def apply_result(
@@ -166,12 +193,14 @@ def recompute(s: Session, family: str, *, initial: float, k: float) -> Recompute
         select(MatchResult).where(MatchResult.family == family).order_by(MatchResult.id)
     ).all()
     for res in results:
-        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == res.match_id)).all()
-        bots = combine([Placement(x.bot_id, x.rank or 0) for x in seats])
         if not _is_rated(s, res.match_id):
             continue
+        outcome = rating_outcome(s, res.match_id, k)
+        if outcome is None:
+            continue
+        bots = outcome.placements
         before = [ratings.get(p.bot_id, initial) for p in bots]
-        for p, r0, d in zip(bots, before, elo_deltas(before, [p.rank for p in bots], k),
+        for p, r0, d in zip(bots, before, elo_deltas(before, [p.rank for p in bots], outcome.k),
                             strict=True):
             ratings[p.bot_id] = r0 + d
             games[p.bot_id] = games.get(p.bot_id, 0) + 1

@@ -40,7 +40,7 @@ import hashlib
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.core.models import Match
+from arena.core.models import LadderSetMatch, Match
 from arena.core.tournament_models import TournamentMatch
 
 SEED_BITS = 62
@@ -63,11 +63,17 @@ def attempt_seed(match_seed: int, attempt: int) -> int:
 
 def deals_shared(s: Session, match_id: int) -> bool:
     """Whether other matches deal the same cards: a rotation of a duplicate table (a table
-    with more than one match)."""
+    with more than one match) or of a ladder duplicate set (:mod:`arena.play.duplicate_sets`,
+    which keeps its shared seed on a retry for the same reasons)."""
     table = select(TournamentMatch.table_id).where(TournamentMatch.match_id == match_id)
     rotations = s.scalar(select(func.count()).select_from(TournamentMatch)
                          .where(TournamentMatch.table_id.in_(table.scalar_subquery())))
-    return int(rotations or 0) > 1
+    if int(rotations or 0) > 1:
+        return True
+    ladder_set = select(LadderSetMatch.set_id).where(LadderSetMatch.match_id == match_id)
+    set_rotations = s.scalar(select(func.count()).select_from(LadderSetMatch)
+                             .where(LadderSetMatch.set_id.in_(ladder_set.scalar_subquery())))
+    return int(set_rotations or 0) > 1
 
 
 def dealt_seed(s: Session, match: Match, attempt: int) -> int:

@@ -31,6 +31,7 @@ from arena.accounts import sessions as account_sessions
 from arena.core.models import Bot, utcnow
 from arena.core.security import bearer_token, is_admin, token_matches
 from arena.core.storage import session
+from arena.play.uncertainty import margin_of
 from arena.web import owners, readcache
 from arena.web.errors import ApiError, error_response
 from arena.web.shapes.requests import Paging
@@ -229,11 +230,16 @@ def security_headers(resp: Response) -> Response:
     return resp
 
 
+def rating_margin(games: int, family: str) -> float:
+    """The ± of a rating (half its 95% interval, :mod:`arena.play.uncertainty`)."""
+    return margin_of(current_app.config, games, family)
+
+
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
             "signed_in_account": lambda: account_sessions.current(session()),
             "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
-            "fault_names": FAULT_NAMES}
+            "fault_names": FAULT_NAMES, "rating_margin": rating_margin}
 
 
 def card_filter(text: str) -> str:

@@ -30,6 +30,7 @@ from arena.core.families import FAMILY_OF, family_of
 from arena.core.models import Bot, Rating, RatingEvent, RatingFamily
 from arena.core.storage import session
 from arena.play.ratings import rating_series
+from arena.play.uncertainty import margin_of
 from arena.web.charts import rating_chart
 from arena.web.limits import limited
 from arena.web.openapi import operation, page
@@ -116,8 +117,10 @@ def _search_statement() -> Select[int, int]:
 
 
 def rating_json(r: Rating) -> dict[str, Any]:
+    m = margin_of(current_app.config, r.games, r.family)
     return {"family": r.family, "rating": round(r.rating, 2), "games": r.games,
-            "provisional": provisional(r.games)}
+            "provisional": provisional(r.games), "margin": round(m, 1),
+            "interval": [round(r.rating - m, 1), round(r.rating + m, 1)]}
 
 
 # --- pages -----------------------------------------------------------------------------------

@@ -214,3 +214,21 @@ def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
             assert conn.execute(sa.text("SELECT id, name FROM bots")).all() == [(1, "b")]
     finally:
         db.dispose()
+
+
+@both_backends
+def test_0011_adds_the_ladder_set_table_and_takes_it_back(database_url: str) -> None:
+    """Issue 21 §5: the rotations of a ladder duplicate set are rows of
+    ``ladder_set_matches``; before it no match belongs to a set."""
+    db = Database(database_url)
+    try:
+        upgrade(db, "0010")
+        assert "ladder_set_matches" not in inspect(db.engine).get_table_names()
+        upgrade(db, "0011")
+        assert {c["name"] for c in inspect(db.engine).get_columns("ladder_set_matches")} == {
+            "match_id", "set_id", "rotation"}
+        assert "ix_ladder_set_matches_set_id" in index_names(db)
+        upgrade_or_downgrade(db, "0010")
+        assert "ladder_set_matches" not in inspect(db.engine).get_table_names()
+    finally:
+        db.dispose()

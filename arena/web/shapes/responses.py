@@ -59,6 +59,12 @@ class Rating(Answer):
     rating: float
     games: int
     provisional: bool
+    margin: float = Field(ge=0, description=(
+        "half the rating's 95% interval: the bot's true rating lies within rating ± margin "
+        "with about 95% probability under the Elo model (docs/operations.md, "
+        "Rating uncertainty); narrows as the bot plays, never below Elo's own noise"))
+    interval: list[float] = Field(min_length=2, max_length=2, description=(
+        "[rating - margin, rating + margin], rounded to 0.1"))
 
 
 class Check(Answer):
