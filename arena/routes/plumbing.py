@@ -32,6 +32,7 @@ from arena.core.storage import session
 from arena.web import readcache
 from arena.web.errors import ApiError, error_response
 from arena.web.shapes.requests import Paging
+from referee.game.numbering import shown
 
 MAX_ID = 2**62
 """Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
@@ -208,10 +209,10 @@ def card_filter(text: str) -> str:
 
 def human_filter(index: int) -> int:
     """A 0-based seat, deal or turn index (as the wire protocol, the match logs and the JSON
-    API number them) as people count: from 1.  Every page shows seats, deals and turns
-    through this one filter, and the replay viewer adds 1 the same way (docs/logs.md,
-    "Numbering")."""
-    return int(index) + 1
+    API number them) as people count: from 1, as the command line does too
+    (:mod:`referee.game.numbering`).  Every page shows seats, deals and turns through this
+    one filter, and the replay viewer adds 1 the same way (docs/logs.md, "Numbering")."""
+    return shown(index)
 
 
 def ago_filter(value: Any) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from referee.game.cards import mask_text
+from referee.game.numbering import shown
 from referee.game.presets import find_ruleset, preset_names
 from referee.runner import log
 from referee.runner.match import Limits, TurnRecord, run_match
@@ -63,12 +64,12 @@ def main(argv: list[str]) -> int:
 
     def show(turn: TurnRecord) -> None:
         echo(
-            f"  deal {turn.deal + 1} turn {turn.turn:>3}: seat {turn.seat} "
+            f"  deal {shown(turn.deal)} turn {shown(turn.turn):>3}: seat {shown(turn.seat)} "
             f"{mask_text(turn.move) or 'pass'}"
         )
 
     echo(f"Big Two demo: {args.deals} deals of {rules.name}, seed {args.seed}")
-    echo(f"seats: {', '.join(f'{i}={p.name}' for i, p in enumerate(players))}\n")
+    echo(f"seats: {', '.join(f'{shown(i)}={p.name}' for i, p in enumerate(players))}\n")
     rec = run_match(
         rules,
         players,

@@ -5,8 +5,10 @@ owner's calls export), byte for byte as it was sent (:mod:`referee.cli.replay_so
 bot at ``URL`` through the arena's own caller, and reports for each one whether the new answer
 is the *same* as the logged one, *different* (a legal move, another one: information, not a
 failure), or a *strike* (it would be refused in a match: illegal, malformed, late, no answer;
-judged by the referee's own judge), with each latency.  Deals and turns are 0-based, as in the
-log and ``python -m referee request``.
+judged by the referee's own judge), with each latency.  Seats, deals and turns are numbered
+from 1 in the lines printed and in ``--seat``, as the pages and ``python -m referee request``
+number them; the ``--json`` document's ``seat``, ``deal`` and ``turn`` are the 0-based
+indices of the log (:mod:`referee.game.numbering`).
 
 Each call gets the limit it had in the match: the per-move deadline plus the time bank the
 request says was left.  Exit status: 0 when every answer would be accepted (differences
@@ -22,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from referee.game.numbering import person_number, where
 from referee.runner.match import percentile
 from referee.wire.httpbot import BotClient
 from referee.wire.netguard import NetPolicy
@@ -89,21 +92,23 @@ def ms(value: float) -> str:
     return f"{value:.1f} ms" if value < 10 else f"{value:.0f} ms"
 
 
-def where(lg: Logged) -> str:
-    return f"match {lg.match_id}, deal {lg.deal}, turn {lg.turn}"
+def at(lg: Logged, *, with_match: bool) -> str:
+    """Where a request was sent, as people count (``deal 2, turn 7``)."""
+    turn = where(deal=lg.deal, turn=lg.turn)
+    return f"match {lg.match_id}, {turn}" if with_match else turn
 
 
 def line(o: Outcome, *, with_match: bool) -> str:
     lg, now = o.logged, o.now
-    at = where(lg) if with_match else f"deal {lg.deal}, turn {lg.turn}"
+    at_ = at(lg, with_match=with_match)
     then = lg.move if lg.fault is None else f"a strike ({lg.fault}; {lg.move} played for it)"
     late = ", after the deadline" if o.over_deadline else ""
     if o.status == SAME:
-        text = f"{at}: same: {lg.move} ({ms(now.latency_ms)}{late})"
+        text = f"{at_}: same: {lg.move} ({ms(now.latency_ms)}{late})"
     elif o.status == DIFFERENT:
-        text = f"{at}: DIFFERENT: logged {then}, now {now.move} ({ms(now.latency_ms)}{late})"
+        text = f"{at_}: DIFFERENT: logged {then}, now {now.move} ({ms(now.latency_ms)}{late})"
     else:
-        text = (f"{at}: STRIKE: {now.words} (logged {then}; {ms(now.latency_ms)}). "
+        text = (f"{at_}: STRIKE: {now.words} (logged {then}; {ms(now.latency_ms)}). "
                 f"Fix: {now.fix}")
     return printable(text)
 
@@ -142,8 +147,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("log", metavar="LOG", help="a match log (JSON or JSON Lines) or the JSON of "
                     "GET /api/bots/<id>/calls")
     ap.add_argument("url", metavar="URL", help="the bot to send the requests to")
-    ap.add_argument("--seat", type=int, help="the seat to replay, 0-based as in the log "
-                    "(required for a match log; filters a calls export)")
+    ap.add_argument("--seat", type=person_number, help="the seat to replay, from 1 as the "
+                    "match page shows it (required for a match log; filters a calls export)")
     ap.add_argument("--secret", help="sign the requests with this secret (the bot's)")
     ap.add_argument("--json", action="store_true", help="one JSON document (docs/conformance.md)")
     ap.add_argument("--allow-private", action="store_true",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.game.numbering import where
 from referee.game.view import WIRE_JSON
 from referee.runner import log
 from referee.runner.requests import move_requests
@@ -69,7 +70,8 @@ class Source:
 
 def load(path: str | Path, seat: int | None) -> Source:
     """Read ``path`` and pick ``seat``'s requests (a match log needs ``seat``; in a calls
-    export every item is the bot's own, and ``seat`` only filters)."""
+    export every item is the bot's own, and ``seat`` only filters).  ``seat`` is the 0-based
+    index; the command line reads it as people count."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -88,8 +90,8 @@ def load(path: str | Path, seat: int | None) -> Source:
         raise SourceError("not a match log (no \"format\": \"bigtwo-match-log\") or a calls "
                           "export (no \"items\")")
     if seat is None:
-        raise SourceError("a match log holds every seat: say which with --seat N (0-based, "
-                          "as in the log)")
+        raise SourceError("a match log holds every seat: say which with --seat N (from 1, "
+                          "as the match page numbers them)")
     return from_log(doc, seat)
 
 
@@ -103,7 +105,8 @@ def from_log(doc: dict[str, Any], seat: int) -> Source:
     except (KeyError, TypeError, ValueError) as exc:
         raise SourceError(f"malformed match log: {exc}") from None
     if not 0 <= seat < players:
-        raise SourceError(f"the match has seats 0 to {players - 1} (0-based, as in the log)")
+        raise SourceError(f"the match has seats 1 to {players} (numbered from 1, as the "
+                          "match page shows them)")
     items = []
     try:
         for deal, turn, s, request in move_requests(doc, seat=seat):
@@ -113,7 +116,7 @@ def from_log(doc: dict[str, Any], seat: int) -> Source:
     except ValueError as exc:
         raise SourceError(str(exc)) from None
     name = (f"match {match_id}, {doc['rules']['name']}, {len(doc['deals'])} deals, "
-            f"seat {seat}")
+            f"{where(seat=seat)}")
     return Source("log", name, items)
 
 
@@ -137,7 +140,7 @@ def from_calls(doc: Any, seat: int | None) -> Source:
     bot = doc.get("bot_id") if isinstance(doc, dict) else None
     name = f"calls of bot {bot}" if bot is not None else "calls export"
     if seat is not None:
-        name += f", seat {seat}"
+        name += f", {where(seat=seat)}"
     return Source("calls", name, items)
 
 

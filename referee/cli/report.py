@@ -1,5 +1,8 @@
 """Plain-text reports of a match record (what the command line prints).
 
+Seats, deals and turns are numbered from 1, as people count (:mod:`referee.game.numbering`):
+what ``python -m referee request`` takes and the pages show.
+
 Every field a bot controls (names, fault details) goes through
 :func:`referee.cli.terminal.printable`, so a report has no control characters but its own line
 breaks.
@@ -7,6 +10,7 @@ breaks.
 
 from __future__ import annotations
 
+from referee.game.numbering import shown, where
 from referee.runner.match import MatchRecord
 
 from .terminal import printable as _p
@@ -29,21 +33,22 @@ def result_table(rec: MatchRecord, *, max_strikes_shown: int = 10) -> str:
         x = lat.get(s.seat)
         who = _p(s.name) + (" (forfeited)" if s.forfeited else "")
         lines.append(
-            f"{s.rank:>4} {s.seat:>4}  {who[:24]:<24} {s.score:>6} {s.wins:>4} {s.strikes:>7} "
+            f"{s.rank:>4} {shown(s.seat):>4}  {who[:24]:<24} {s.score:>6} {s.wins:>4} "
+            f"{s.strikes:>7} "
             f"{_ms(x.p50_ms if x else None):>7} {_ms(x.p95_ms if x else None):>7} "
             f"{_ms(x.max_ms if x else None):>7}"
         )
     if rec.strikes:
         lines += ["", f"strikes ({len(rec.strikes)}):"]
         for k in rec.strikes[:max_strikes_shown]:
-            where = f"seat {k.seat}, deal {k.deal}, turn {k.turn}"
-            lines.append(f"  {where}: {_p(k.reason)} {_p(k.detail)}")
+            at = where(seat=k.seat, deal=k.deal, turn=k.turn)
+            lines.append(f"  {at}: {_p(k.reason)} {_p(k.detail)}")
         if len(rec.strikes) > max_strikes_shown:
             lines.append(f"  ... and {len(rec.strikes) - max_strikes_shown} more")
     for f in rec.forfeits:
-        lines.append(f"seat {f.seat} forfeited at deal {f.deal}, turn {f.turn}")
+        lines.append(f"{where(seat=f.seat)} forfeited at {where(deal=f.deal, turn=f.turn)}")
     for n in rec.notes:
-        lines.append(f"note: seat {n.seat} {n.call} failed: {_p(n.fault)} {_p(n.detail)}")
+        lines.append(f"note: {where(seat=n.seat)} {n.call} failed: {_p(n.fault)} {_p(n.detail)}")
     return "\n".join(lines)
 
 
@@ -52,12 +57,12 @@ def deal_line(rec: MatchRecord, index: int) -> str:
     d = rec.deals[index]
     out = d.outcome
     if out is None:
-        return f"deal {index + 1:>2}: unfinished"
+        return f"deal {shown(index):>2}: unfinished"
     who = "nobody"
     if out.winner is not None:
-        who = f"seat {out.winner} ({_p(rec.seats[out.winner].name)})"
+        who = f"{where(seat=out.winner)} ({_p(rec.seats[out.winner].name)})"
     how = "" if out.termination.value == "played-out" else f" [{out.termination.value}]"
     return (
-        f"deal {index + 1:>2}: {who} wins{how}, cards left {list(out.cards_left)}, "
+        f"deal {shown(index):>2}: {who} wins{how}, cards left {list(out.cards_left)}, "
         f"scores {list(out.scores)}"
     )

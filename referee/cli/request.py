@@ -3,8 +3,12 @@
 Rebuilt from the match log (:mod:`referee.runner.requests`), it is the request the seat to
 move was sent, so a bot's author can feed their bot the exact input that broke it::
 
-    python -m referee request out.json --deal 1 --turn 6 \\
+    python -m referee request out.json --deal 2 --turn 7 \\
         | curl -H 'Content-Type: application/json' --data @- http://127.0.0.1:8000/move
+
+``--deal`` and ``--turn`` count from 1, as every page and command shows them (the bot page's
+strike "deal 2, turn 7" is ``--deal 2 --turn 7``); the request's own ``deal_index`` and
+``turn`` fields are the 0-based indices, as in the log (:mod:`referee.game.numbering`).
 
 Printed as compact JSON with non-ASCII characters escaped (the same JSON value, safe for a
 terminal), or indented with ``--indent``.  Exit status 0; 1 when nobody was called at that
@@ -18,6 +22,7 @@ import argparse
 import json
 import sys
 
+from referee.game.numbering import person_number, where
 from referee.runner import log
 from referee.runner.requests import move_request_at
 
@@ -28,8 +33,10 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m referee request",
                                  description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("log", help="a match log, JSON or JSON Lines")
-    ap.add_argument("--deal", type=int, required=True, help="deal index (0-based)")
-    ap.add_argument("--turn", type=int, required=True, help="turn index in the deal (0-based)")
+    ap.add_argument("--deal", type=person_number, required=True,
+                    help="the deal, from 1 (as the pages show it)")
+    ap.add_argument("--turn", type=person_number, required=True,
+                    help="the turn in the deal, from 1 (as the pages show it)")
     ap.add_argument("--indent", action="store_true", help="indent for reading")
     args = ap.parse_args(argv)
     try:
@@ -46,8 +53,8 @@ def main(argv: list[str]) -> int:
         echo(f"{args.log}: {exc}", file=sys.stderr, keep_newlines=False)
         return 2
     if request is None:
-        echo(f"{args.log}: nobody was called at deal {args.deal}, turn {args.turn} (no such "
-             "turn, or the seat to move had forfeited)", file=sys.stderr)
+        echo(f"{args.log}: nobody was called at {where(deal=args.deal, turn=args.turn)} (no "
+             "such turn, or the seat to move had forfeited)", file=sys.stderr)
         return 1
     text = json.dumps(request, indent=1 if args.indent else None,
                       separators=None if args.indent else (",", ":"))

@@ -12,7 +12,8 @@ forms carry the same data (``docs/logs.md``, schema ``referee/schemas/log-v2.jso
 
 :func:`verify` trusts nothing in the log: it rebuilds the rule set from its options, deals
 every deal again from its seed and replays every move, and reports the first place where the
-log and the replay disagree (deal index, turn index, and what differs).
+log and the replay disagree (deal and turn, numbered from 1 as people count them, and what
+differs; :mod:`referee.game.numbering`).
 
 Versions: v2 names each seat by the caller's ``player`` label instead of v1's ``url`` (a bot's
 URL is its owner's secret, so no log carries one).  :func:`verify` reads both; nothing else
@@ -28,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from referee.game import numbering
 from referee.game.cards import CardError, mask_texts, move_id, parse_mask, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext
@@ -302,11 +304,11 @@ class Verdict:
     summary: str = ""
 
     def where(self) -> str:
+        """Where, as people count (``deal 2, turn 7`` is the log's deal 1, turn 6:
+        :mod:`referee.game.numbering`); ``deal`` and ``turn`` stay the 0-based indices."""
         if self.deal is None:
             return "match"
-        if self.turn is None:
-            return f"deal {self.deal}"
-        return f"deal {self.deal}, turn {self.turn}"
+        return numbering.where(deal=self.deal, turn=self.turn)
 
     def __str__(self) -> str:
         if self.ok:
@@ -318,6 +320,11 @@ class _MismatchError(Exception):
     def __init__(self, problem: str, deal: int | None = None, turn: int | None = None) -> None:
         super().__init__(problem)
         self.problem, self.deal, self.turn = problem, deal, turn
+
+
+def _seat(index: int) -> str:
+    """A seat in a message, as people count (``seat 1`` is the log's ``"seat": 0``)."""
+    return numbering.where(seat=index)
 
 
 def _cards(mask: int) -> str:
@@ -355,7 +362,7 @@ class _Replay:
             for s in doc["seats"]
         ]
         if len(seats) != n or [s.seat for s in seats] != list(range(n)):
-            raise self.bad(f"seat map must list seats 0..{n - 1} in order")
+            raise self.bad(f"seat map must list \"seat\": 0 to {n - 1} in order")
         limits = doc["limits"]
         max_strikes = limits["max_strikes"]
         seed = doc["seed"]
@@ -384,7 +391,7 @@ class _Replay:
         self.check_result(seats)
         rules_name = doc["rules"]["name"]
         top = [s for s in doc["result"]["standings"] if s["rank"] == 1]
-        lead = " and ".join(f"seat {s['seat']} ({s['name']}, {s['score']})" for s in top)
+        lead = " and ".join(f"{_seat(s['seat'])} ({s['name']}, {s['score']})" for s in top)
         return (
             f"valid: match {doc.get('match_id')}, {rules_name}, {planned} deals, {turns} "
             f"turns, {len(self.strikes)} strikes, {len(self.forfeits)} forfeits; "
@@ -424,8 +431,9 @@ class _Replay:
             )
         if d["previous_winner"] != winner or d["previous_loser"] != loser:
             raise self.bad(
-                f"context says previous winner/loser {d['previous_winner']!r}/"
-                f"{d['previous_loser']!r}, replay has {winner!r}/{loser!r}"
+                f"context says \"previous_winner\": {d['previous_winner']!r}, "
+                f"\"previous_loser\": {d['previous_loser']!r}; the replay has "
+                f"{winner!r} and {loser!r}"
             )
         deal = Deal.new(rules, d["seed"], DealContext(i, winner, loser, self.logged_order(d)))
         hands = d["hands"]
@@ -435,10 +443,10 @@ class _Replay:
             try:
                 mask = parse_mask(logged)
             except CardError as exc:
-                raise self.bad(f"dealt hand of seat {s} is malformed: {exc}") from exc
+                raise self.bad(f"dealt hand of {_seat(s)} is malformed: {exc}") from exc
             if mask != real:
                 raise self.bad(
-                    f"dealt hand of seat {s} differs: log has {_cards(mask)}, "
+                    f"dealt hand of {_seat(s)} differs: log has {_cards(mask)}, "
                     f"the seed deals {_cards(real)}"
                 )
         for t, tr in enumerate(d["turns"]):
@@ -479,10 +487,12 @@ class _Replay:
         if deal.outcome is not None:
             raise self.bad("turn logged after the deal was over")
         if tr["deal"] != i or tr["turn"] != t:
-            raise self.bad(f"turn labelled deal {tr['deal']!r} turn {tr['turn']!r}")
+            raise self.bad(f"turn labelled \"deal\": {tr['deal']!r}, \"turn\": {tr['turn']!r} "
+                           f"(indices {i} and {t} expected)")
         seat = deal.to_move
         if tr["seat"] != seat:
-            raise self.bad(f"seat {tr['seat']!r} moved, but seat {seat} was to move")
+            raise self.bad(f"\"seat\": {tr['seat']!r} moved, but {_seat(seat)} (\"seat\": "
+                           f"{seat}) was to move")
         legal = deal.legal_moves()
         if tr["legal"] != len(legal):
             raise self.bad(f"log has {tr['legal']!r} legal moves, replay has {len(legal)}")
@@ -492,7 +502,7 @@ class _Replay:
             raise self.bad(f"move {tr['move']!r} is malformed: {exc}") from exc
         if move & ~deal.hands[seat]:
             raise self.bad(
-                f"move {_cards(move)} is not in seat {seat}'s hand ({_cards(deal.hands[seat])})"
+                f"move {_cards(move)} is not in {_seat(seat)}'s hand ({_cards(deal.hands[seat])})"
             )
         if move not in legal:
             raise self.bad(f"move {_cards(move)} is not legal now")
@@ -506,9 +516,9 @@ class _Replay:
                 )
         if seat in self.forfeited:
             if fault != FORFEITED:
-                raise self.bad(f"seat {seat} had forfeited, but the turn has fault {fault!r}")
+                raise self.bad(f"{_seat(seat)} had forfeited, but the turn has fault {fault!r}")
         elif fault == FORFEITED:
-            raise self.bad(f"turn marked forfeited, but seat {seat} had not forfeited")
+            raise self.bad(f"turn marked forfeited, but {_seat(seat)} had not forfeited")
         elif fault is not None:
             self.strikes.append({"seat": seat, "deal": i, "turn": t, "reason": fault})
             self.strike_count[seat] += 1
@@ -568,14 +578,15 @@ class _Replay:
                 st.p95_ms,
                 st.max_ms,
             ):
-                raise self.bad(f"latency figures of seat {s} do not match its turns")
+                raise self.bad(f"latency figures of {_seat(s)} do not match its turns")
 
 
 def verify(log: MatchRecord | dict[str, Any]) -> Verdict:
     """Replay a log with the engine and check every move, count, hand, score and standing.
 
     Returns a :class:`Verdict` naming the first disagreement (deal and turn index, what
-    differs); a malformed document is reported the same way, never raised.
+    differs; its messages number seats, deals and turns from 1, as people do); a malformed
+    document is reported the same way, never raised.
     """
     replay = _Replay(_document(log))
     try:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from referee.game import numbering
 from referee.game.cards import iter_cards
 from referee.game.combos import classify
 from referee.game.movegen import leading_plays
@@ -382,7 +383,9 @@ class _Match:
             if reply.ok:
                 reply = Reply(None, reply.latency_s, BAD_DESCRIPTION, problem or "")
             self._note(seat, "describe", reply)
-            self.record.seats.append(BotIdentity(seat, f"seat {seat}", player=player.label))
+            # A name for people: numbered as they count (referee.game.numbering).
+            self.record.seats.append(BotIdentity(seat, numbering.where(seat=seat),
+                                                 player=player.label))
 
     def start(self) -> None:
         rec, deadline = self.record, self.limits.call_deadline_ms / 1000

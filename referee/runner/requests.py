@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from referee.game import numbering
 from referee.game.cards import CardError, parse_move
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
@@ -60,8 +61,8 @@ def _replay(
         for t in d["turns"]:
             seat = deal.to_move
             if seat != t["seat"] or t["turn"] != len(deal.log):
-                raise ValueError(f"deal {index}, turn {t['turn']}: the log's seat or turn "
-                                 "differs from the replay")
+                raise ValueError(f"{numbering.where(deal=index, turn=len(deal.log))}: the "
+                                 "log's seat or turn differs from the replay")
             legal = deal.legal_moves()
             if t["fault"] != FORFEITED:
                 if (only_seat is None or seat == only_seat) and (
@@ -80,7 +81,8 @@ def _replay(
 
 
 def move_request_at(doc: dict[str, Any], deal: int, turn: int) -> dict[str, Any] | None:
-    """The request sent at ``turn`` of ``deal`` (None: nobody was called then)."""
+    """The request sent at ``turn`` of ``deal``, both 0-based indices (None: nobody was
+    called then)."""
     for _, _, _, request in move_requests(doc, turns={(deal, turn)}):
         return request
     return None

@@ -250,7 +250,10 @@ def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
     say = data.get("say")
     say = say[:MAX_SAY] if isinstance(say, str) else None
     if "turn" in data and data["turn"] != turn:
-        return Answer(None, AnswerFault.WRONG_TURN, f"answered turn {data['turn']!r}", say)
+        # Both values quoted as the JSON they are (indices), not as the turn people count.
+        return Answer(None, AnswerFault.WRONG_TURN,
+                      f"answered \"turn\": {data['turn']!r:.40}; the request's \"turn\" is "
+                      f"{turn}", say)
     raw = data.get("move", data.get("cards"))
     if isinstance(raw, str):
         ids = {move_id(m): m for m in legal}

@@ -36,7 +36,7 @@ def test_the_public_log_and_the_calls_export_replay_against_the_bot(
     for kind, path in paths.items():
         args = [str(path), flaky.url, "--allow-private", "--json"]
         if kind != "calls":
-            args += ["--seat", str(seat)]
+            args += ["--seat", str(seat + 1)]  # people count seats from 1
         code = main(["replay", *args])
         doc = json.loads(capsys.readouterr().out)
         assert code == 1, kind  # its garbage and unknown ids are strikes again

@@ -38,7 +38,9 @@ def test_verify_names_the_first_bad_turn(tmp_path: Path, capsys: pytest.CaptureF
     capsys.readouterr()
     assert main(["verify", str(bad)]) == 1
     out = capsys.readouterr().out
-    assert "INVALID at deal 1, turn 6:" in out and "legal moves" in out
+    # The log's deal 1, turn 6 (indices) is the second deal's seventh turn: people count
+    # from 1, and so does every message (referee.game.numbering).
+    assert "INVALID at deal 2, turn 7:" in out and "legal moves" in out
 
 
 def test_verify_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,10 +161,14 @@ def test_request_prints_the_body_a_logged_turn_was_sent(
     doc = mlog.read(path)
     turn = doc["deals"][1]["turns"][5]
     capsys.readouterr()
-    assert main(["request", str(path), "--deal", "1", "--turn", "5"]) == 0
+    assert main(["request", str(path), "--deal", "2", "--turn", "6"]) == 0  # from 1
     body = json.loads(capsys.readouterr().out)
     assert body["type"] == "move" and body["turn"] == 5 and body["seat"] == turn["seat"]
     assert body["deal_id"] == f"{doc['match_id']}/1"
     assert turn["move"] in {m["id"] for m in body["legal_moves"]}
-    assert main(["request", str(path), "--deal", "1", "--turn", "999"]) == 1
-    assert main(["request", str(tmp_path / "missing.json"), "--deal", "0", "--turn", "0"]) == 2
+    assert main(["request", str(path), "--deal", "2", "--turn", "999"]) == 1
+    assert main(["request", str(tmp_path / "missing.json"), "--deal", "1", "--turn", "1"]) == 2
+    with pytest.raises(SystemExit) as exc:  # 0 is no number people count with
+        main(["request", str(path), "--deal", "0", "--turn", "1"])
+    assert exc.value.code == 2
+    assert "numbered from 1" in capsys.readouterr().err

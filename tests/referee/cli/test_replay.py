@@ -23,6 +23,8 @@ from tests.referee import protocolbots as pb
 from tests.referee import sdkbots
 
 SEAT = 1
+"""The seat replayed: the log's index 1, which people (and ``--seat``) call seat 2."""
+SEAT_ARG = str(SEAT + 1)
 
 
 @dataclass
@@ -62,7 +64,7 @@ def test_the_same_bot_gives_the_same_answers_byte_for_byte_requests(
         match: Match, capsys: pytest.CaptureFixture[str]) -> None:
     bot = pb.ProtocolBot()
     with pb.running(bot):
-        code = main(["replay", str(match.json_path), "--seat", str(SEAT), bot.url,
+        code = main(["replay", str(match.json_path), "--seat", SEAT_ARG, bot.url,
                      "--allow-private"])
         assert bot.server is not None
         received = [r.body for r in bot.server.requests if r.path.endswith("/move")]
@@ -80,13 +82,13 @@ def test_a_changed_bot_is_reported_turn_by_turn(match: Match,
                 if r["legal_moves"][0]["id"] != r["legal_moves"][-1]["id"]}
     assert expected, "the match gave seat 1 choices"
     with sdkbots.sdk_bot(choose=sdkbots.last_legal) as bot:
-        code = main(["replay", str(match.json_path), "--seat", str(SEAT), bot.url,
+        code = main(["replay", str(match.json_path), "--seat", SEAT_ARG, bot.url,
                      "--allow-private"])
         out = capsys.readouterr().out
-        code_json, doc = replay_json(capsys, str(match.jsonl_path), "--seat", str(SEAT), bot.url)
+        code_json, doc = replay_json(capsys, str(match.jsonl_path), "--seat", SEAT_ARG, bot.url)
     assert code == 0 and code_json == 0  # differences are information, not failure
-    shown = {(int(d), int(t)) for d, t in re.findall(r"^deal (\d+), turn (\d+): DIFFERENT",
-                                                      out, re.M)}
+    shown = {(int(d) - 1, int(t) - 1) for d, t in re.findall(  # people count from 1
+        r"^deal (\d+), turn (\d+): DIFFERENT", out, re.M)}
     assert shown == expected
     assert {(x["deal"], x["turn"]) for x in doc["turns"] if x["status"] == "different"} == (
         expected)
@@ -103,13 +105,13 @@ def test_an_illegal_answering_bot_exits_1_with_the_strikes(
         match: Match, capsys: pytest.CaptureFixture[str]) -> None:
     bot = pb.ProtocolBot(misbehave=pb.unknown_id, bad_moves={0, 2})
     with pb.running(bot):
-        code = main(["replay", str(match.json_path), "--seat", str(SEAT), bot.url,
+        code = main(["replay", str(match.json_path), "--seat", SEAT_ARG, bot.url,
                      "--allow-private"])
         out = capsys.readouterr().out
     assert code == 1
     strikes = re.findall(r"^deal (\d+), turn (\d+): STRIKE: (.*)$", out, re.M)
     turns = match.seat_requests()
-    assert [(int(d), int(t)) for d, t, _ in strikes] == [turns[0][:2], turns[2][:2]]
+    assert [(int(d) - 1, int(t) - 1) for d, t, _ in strikes] == [turns[0][:2], turns[2][:2]]
     assert "not one of the request's legal_moves" in strikes[0][2]
     assert "Fix: answer one of the ids listed" in strikes[0][2]
     assert "2 would be strikes" in out and "exit 1" in out
@@ -147,11 +149,11 @@ def test_an_owners_calls_export_replays_like_the_log(
     assert doc["summary"]["same"] == len(match.sent) == doc["summary"]["requests"]
     with sdkbots.sdk_bot(choose=sdkbots.last_legal) as changed:
         _, from_calls = replay_json(capsys, str(path), changed.url)
-        _, from_log = replay_json(capsys, str(match.json_path), "--seat", str(SEAT),
+        _, from_log = replay_json(capsys, str(match.json_path), "--seat", SEAT_ARG,
                                   changed.url)
     assert [(x["deal"], x["turn"], x["status"]) for x in from_calls["turns"]] == [
         (x["deal"], x["turn"], x["status"]) for x in from_log["turns"]]
-    code = main(["replay", str(path), "--seat", "0", bot.url, "--allow-private"])
+    code = main(["replay", str(path), "--seat", "1", bot.url, "--allow-private"])
     assert code == 2 and "no request to replay" in capsys.readouterr().err
 
 
@@ -159,7 +161,7 @@ def test_an_owners_calls_export_replays_like_the_log(
     ("not json at all\n", ["--seat", "1"], "not a match log or a calls export"),
     ('{"a": 1}', ["--seat", "1"], "not a match log"),
     (None, [], "--seat N"),
-    (None, ["--seat", "4"], "seats 0 to 3"),
+    (None, ["--seat", "5"], "seats 1 to 4"),
 ])
 def test_unreadable_input_exits_2(match: Match, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str], content: str | None,
@@ -170,3 +172,10 @@ def test_unreadable_input_exits_2(match: Match, tmp_path: Path,
         path.write_text(content)
     assert main(["replay", str(path), *args, "http://127.0.0.1:9", "--allow-private"]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_seat_0_is_refused_as_people_count_from_1(match: Match,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", str(match.json_path), "--seat", "0", "http://127.0.0.1:9"])
+    assert exc.value.code == 2 and "numbered from 1" in capsys.readouterr().err

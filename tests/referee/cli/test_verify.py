@@ -56,7 +56,7 @@ def test_one_bad_log_in_a_zip_fails_the_run_and_is_named(
     capsys.readouterr()
     assert main(["verify", str(archive)]) == 1
     out = capsys.readouterr().out
-    assert "logs/match-2.json: INVALID at deal 1, turn 4" in out
+    assert "logs/match-2.json: INVALID at deal 2, turn 5" in out  # deals[1].turns[4]
     assert "2 logs: 1 valid, 1 invalid" in out
 
 

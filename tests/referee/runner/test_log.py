@@ -240,7 +240,7 @@ def test_changed_hand(doc: dict[str, Any]) -> None:
     hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
     v = mlog.verify(bad)
     assert not v.ok and (v.deal, v.turn) == (1, None)
-    assert "dealt hand of seat 0 differs" in v.problem
+    assert "dealt hand of seat 1 differs" in v.problem  # the log's seat 0, as people count
 
 
 def test_changed_legal_count_and_seat(doc: dict[str, Any]) -> None:

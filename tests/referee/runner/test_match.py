@@ -348,7 +348,7 @@ def test_courtesy_call_failures_are_notes_not_strikes() -> None:
             close_all(players)
     assert rec.strikes == []
     assert [(n.seat, n.call, n.fault) for n in rec.notes] == [(0, "describe", "bad_description")]
-    assert rec.seats[0] == BotIdentity(0, "seat 0", player=None)
+    assert rec.seats[0] == BotIdentity(0, "seat 1", player=None)  # a name: counted from 1
 
 
 def test_run_match_rejects_wrong_player_count() -> None:
