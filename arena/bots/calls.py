@@ -42,45 +42,20 @@ from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
 from arena.play.deal_secrecy import deals_in_play
 from referee.game.cards import move_id
-from referee.runner.faults import plain_fault
+from referee.runner.faults import fault_name, plain_fault
 from referee.runner.match import FORFEITED, TurnRecord
 from referee.runner.requests import move_requests
 from referee.wire.players import Player, Reply
 
 log = logging.getLogger(__name__)
 
-VERDICTS: dict[str | None, tuple[str, str]] = {
-    None: ("ok", "its answer was played"),
-    "timeout": ("timeout", "no complete answer within the deadline (and what was left of "
-                "the time bank)"),
-    "not_json": ("malformed", "the answer is not strict JSON in UTF-8"),
-    "bad_shape": ("malformed", "the answer is JSON, but not an object"),
-    "not_an_object": ("malformed", "the answer must be a JSON object"),
-    "no_move": ("malformed", "the answer has neither 'move' (a string) nor 'cards' (a list "
-                "of strings)"),
-    "malformed_cards": ("malformed", "'cards' holds something that is not a card"),
-    "body_too_large": ("malformed", "the answer is larger than the arena accepts"),
-    "unknown_move": ("illegal", "'move' is not the id of one of the legal moves listed"),
-    "not_in_hand": ("illegal", "it played cards it does not hold"),
-    "illegal": ("illegal", "it holds the cards, but they are not a legal play now"),
-    "wrong_turn": ("illegal", "the answer names another turn than the one asked"),
-    "connection": ("no answer", "the connection was refused, reset or closed before the "
-                   "answer was complete"),
-    "dns": ("no answer", "the bot's host name does not resolve"),
-    "tls": ("no answer", "the TLS handshake or the certificate failed"),
-    "protocol": ("no answer", "what came back is not valid HTTP/1.1"),
-    "http_status": ("no answer", "an HTTP status other than 2xx"),
-    "redirect": ("no answer", "a redirect (3xx), which the arena never follows"),
-    "refused_address": ("no answer", "the bot's address is one the arena may not call"),
-    "bad_url": ("no answer", "the bot's URL cannot be called"),
-}
-"""Each fault (``referee.wire.httpbot.Fault``, ``referee.wire.protocol.AnswerFault``) as a
-verdict (ok / illegal / timeout / malformed / no answer) and the reason in plain words; the
-turn's ``detail`` says the specifics."""
+OK = "ok"
+"""The verdict of a call whose answer was played; any other call's verdict is its fault's name
+(:func:`referee.runner.faults.fault_name`: one vocabulary with every page and command)."""
 
 
-def verdict(fault: str | None) -> tuple[str, str]:
-    return VERDICTS.get(fault, ("failed", str(fault)))
+def verdict(fault: str | None) -> str:
+    return fault_name(fault) or OK
 
 
 def key(app: Flask, bot_id: int) -> str:
@@ -242,9 +217,8 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
                 log.warning("match %s: log does not replay: %s", result.match_id, exc)
     out = []
     for c in calls:
-        name, reason = verdict(c.fault)
         # In words also when kept before the referee wrote them so (plain_fault).
         out.append({**asdict(c), "detail": plain_fault(c.fault, c.detail),
-                    "verdict": name, "reason": reason,
+                    "verdict": verdict(c.fault),
                     "request": requests.get((c.match_id, c.deal, c.turn))})
     return out

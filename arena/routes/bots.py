@@ -317,9 +317,9 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
         result = x.match.result
         if result is None:
             continue
-        for st in plain_items(result.totals.get("strikes", []), "reason"):
+        for st in plain_items(result.totals.get("strikes", []), "reason", with_name=True):
             if st["seat"] == x.seat:
-                reasons[st["reason"]] += 1
+                reasons[st["name"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                             .order_by(HealthCheck.id.desc()).limit(5)))

@@ -217,9 +217,9 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
         if m.result is not None:
             totals = m.result.totals
             # In words also when stored before the referee wrote them so (plain_items).
-            out["strikes"] = plain_items(totals.get("strikes", []), "reason")
+            out["strikes"] = plain_items(totals.get("strikes", []), "reason", with_name=True)
             out["forfeits"] = totals.get("forfeits", [])
-            out["notes"] = plain_items(totals.get("notes", []), "fault")
+            out["notes"] = plain_items(totals.get("notes", []), "fault", with_name=True)
             events = session().scalars(
                 select(RatingEvent).where(RatingEvent.match_id == m.id)
                 .order_by(RatingEvent.bot_id)).all()
@@ -286,8 +286,9 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
     return render_template("match.html", m=m, link=link, tournament=tournament,
                            secret=secret, seed=None if secret else reseed.shown_seed(s, m),
                            events=events,
-                           strikes=plain_items(totals.get("strikes", []), "reason"),
-                           notes=plain_items(totals.get("notes", []), "fault"),
+                           strikes=plain_items(totals.get("strikes", []), "reason",
+                                               with_name=True),
+                           notes=plain_items(totals.get("notes", []), "fault", with_name=True),
                            standings=sorted(m.seats, key=lambda x: (x.rank or 99, x.seat)))
 
 

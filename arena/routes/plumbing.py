@@ -33,6 +33,10 @@ from arena.web import readcache
 from arena.web.errors import ApiError, error_response
 from arena.web.shapes.requests import Paging
 from referee.game.numbering import shown
+from referee.runner.faults import FAULTS
+
+FAULT_NAMES = {code: kind.name for code, kind in FAULTS.items()}
+"""Every fault's name by its code, for the replay viewer (one vocabulary with the pages)."""
 
 MAX_ID = 2**62
 """Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
@@ -197,7 +201,8 @@ def security_headers(resp: Response) -> Response:
 
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
-            "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"])}
+            "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
+            "fault_names": FAULT_NAMES}
 
 
 def card_filter(text: str) -> str:

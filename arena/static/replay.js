@@ -37,6 +37,12 @@
     for (var i = 0; i < n; i++) { box.appendChild(el("span", "card back", "")); }
     return box;
   }
+  // Each fault's name, as every page and command names it (referee/runner/faults.py FAULTS).
+  var faultNames = {};
+  try { faultNames = JSON.parse(root.getAttribute("data-fault-names") || "{}"); } catch (e) { faultNames = {}; }
+  function faultName(code) {
+    return Object.prototype.hasOwnProperty.call(faultNames, code) ? faultNames[code] : String(code).replace(/_/g, " ");
+  }
   function name(seat) { return data.seats[seat] ? data.seats[seat].name : "seat " + (seat + 1); }
   function moveText(t) {
     if (t.decision && !t.cards.length) { return "passes " + t.count + " card" + (t.count === 1 ? "" : "s") + " face down"; }
@@ -133,8 +139,8 @@
         "time bank " + (last.bank_ms / 1000).toFixed(1) + " s)"));
       if (last.fault) {
         info.appendChild(document.createTextNode(" "));
-        info.appendChild(el("span", "fault", "fault: " + last.fault +
-          (last.detail ? " (" + last.detail + ")" : "")));
+        info.appendChild(el("span", "fault", faultName(last.fault) +
+          (last.detail ? ": " + last.detail : "")));
       }
     } else if (deal.live) {
       info.appendChild(document.createTextNode("hands dealt face down; " + name(toMoveLive(deal)) + " leads"));
@@ -155,7 +161,7 @@
     data.deals[dealIdx].turns.forEach(function (t, k) {
       var li = el("li", "", name(t.seat) + ": " + moveText(t) +
         (t.latency_ms !== null && t.latency_ms !== undefined ? " (" + Math.round(t.latency_ms) + " ms)" : ""));
-      if (t.fault) { li.appendChild(el("span", "fault", " " + t.fault)); }
+      if (t.fault) { li.appendChild(el("span", "fault", " " + faultName(t.fault))); }
       li.addEventListener("click", function () { stop(); turnIdx = k + 1; render(); });
       list.appendChild(li);
     });

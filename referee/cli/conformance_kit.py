@@ -31,7 +31,7 @@ from typing import Any
 
 from referee.game.presets import find_ruleset
 from referee.game.view import WIRE_JSON
-from referee.runner.faults import BAD_DESCRIPTION, plain_fault
+from referee.runner.faults import BAD_DESCRIPTION, fault_line, fault_name
 from referee.runner.health import NO_ANSWER_FAULTS
 from referee.runner.match import Limits
 from referee.wire.httpbot import BotClient, CallResult, Fault
@@ -130,7 +130,7 @@ class Kit:
     def _transport_fail(self, check: Check, result: CallResult) -> Check:
         fault = result.fault.value if result.fault is not None else "connection"
         check.status = FAIL
-        check.detail = plain_fault(fault, result.detail, result.status)
+        check.detail = fault_line(fault, result.detail, result.status)
         check.fix = fix_for(fault, result.status)
         return check
 
@@ -171,7 +171,7 @@ class Kit:
             problem = check_description(result.data)
             if problem is not None:
                 check.status = FAIL
-                check.detail = plain_fault(BAD_DESCRIPTION, problem)
+                check.detail = fault_line(BAD_DESCRIPTION, problem)
                 check.fix = fix_for(BAD_DESCRIPTION)
             else:
                 data = result.data or {}
@@ -233,7 +233,7 @@ class Kit:
             check.detail = f"played {verdict.move}"
         else:
             check.status = FAIL
-            check.detail = verdict.words
+            check.detail = f"{fault_name(verdict.fault)}: {verdict.words}"
             check.fix = verdict.fix + (f" {hint}" if hint else "")
         self.add(check)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.game.numbering import person_number, where
+from referee.runner.faults import fault_name
 from referee.runner.match import percentile
 from referee.wire.httpbot import BotClient
 from referee.wire.netguard import NetPolicy
@@ -101,14 +102,16 @@ def at(lg: Logged, *, with_match: bool) -> str:
 def line(o: Outcome, *, with_match: bool) -> str:
     lg, now = o.logged, o.now
     at_ = at(lg, with_match=with_match)
-    then = lg.move if lg.fault is None else f"a strike ({lg.fault}; {lg.move} played for it)"
+    then = (lg.move if lg.fault is None
+            else f"a strike ({fault_name(lg.fault)}; {lg.move} played for it)")
     late = ", after the deadline" if o.over_deadline else ""
     if o.status == SAME:
         text = f"{at_}: same: {lg.move} ({ms(now.latency_ms)}{late})"
     elif o.status == DIFFERENT:
         text = f"{at_}: DIFFERENT: logged {then}, now {now.move} ({ms(now.latency_ms)}{late})"
     else:
-        text = (f"{at_}: STRIKE: {now.words} (logged {then}; {ms(now.latency_ms)}). "
+        text = (f"{at_}: STRIKE: {fault_name(now.fault)}: {now.words} (logged {then}; "
+                f"{ms(now.latency_ms)}). "
                 f"Fix: {now.fix}")
     return printable(text)
 

@@ -11,6 +11,7 @@ breaks.
 from __future__ import annotations
 
 from referee.game.numbering import shown, where
+from referee.runner.faults import fault_line
 from referee.runner.match import MatchRecord
 
 from .terminal import printable as _p
@@ -42,13 +43,14 @@ def result_table(rec: MatchRecord, *, max_strikes_shown: int = 10) -> str:
         lines += ["", f"strikes ({len(rec.strikes)}):"]
         for k in rec.strikes[:max_strikes_shown]:
             at = where(seat=k.seat, deal=k.deal, turn=k.turn)
-            lines.append(f"  {at}: {_p(k.reason)} {_p(k.detail)}")
+            lines.append(f"  {at}: {_p(fault_line(k.reason, k.detail))}")
         if len(rec.strikes) > max_strikes_shown:
             lines.append(f"  ... and {len(rec.strikes) - max_strikes_shown} more")
     for f in rec.forfeits:
         lines.append(f"{where(seat=f.seat)} forfeited at {where(deal=f.deal, turn=f.turn)}")
     for n in rec.notes:
-        lines.append(f"note: {where(seat=n.seat)} {n.call} failed: {_p(n.fault)} {_p(n.detail)}")
+        lines.append(f"note: {where(seat=n.seat)} {n.call} failed: "
+                     f"{_p(fault_line(n.fault, n.detail))}")
     return "\n".join(lines)
 
 

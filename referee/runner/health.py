@@ -17,7 +17,8 @@ Failure reasons are written for the bot's author, and never make the checker a p
 everything that happens before a valid HTTP status line arrives (refused, reset, silence,
 a TLS or non-HTTP answer, a timeout) reads the same, ``no HTTP answer from the bot URL within
 N s``, with no latency; HTTP-level problems (a bad status, not JSON, an illegal move) are
-named precisely.  See :func:`failure_reason`.
+named precisely, by the fault's name and sentence (:data:`referee.runner.faults.FAULTS`:
+``POST /move: HTTP error status: answered HTTP 500; ...``).  See :func:`failure_reason`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from referee.wire.players import EXCEPTION, HttpPlayer, LocalPlayer, Player, Rep
 from referee.wire.protocol import check_description
 from referee.wire.signing import LEGACY_V1_DEFAULT
 
-from .faults import ANSWER_TEXTS, TRANSPORT_TEXTS, plain_fault
+from .faults import BAD_DESCRIPTION, fault_name, plain_fault
 from .match import Limits, TurnRecord, deal_seed, run_match
 
 DEFAULT_OPPONENTS: tuple[tuple[str, str, str], ...] = (
@@ -139,14 +140,12 @@ def failure_reason(call: str, fault: str, detail: str, status: int | None,
         Fault.BODY_TOO_LARGE.value: f"the answer is larger than {max_body} bytes",
     }
     if fault in texts:
-        return f"{call}: {texts[fault]}", False
-    if fault in TRANSPORT_TEXTS:
-        return f"{call}: {TRANSPORT_TEXTS[fault]}", False
-    if fault in ANSWER_TEXTS:  # the detail is the referee's own words about the answer
-        return f"{call}: {plain_fault(fault, detail)}", False
-    if fault == EXCEPTION:  # an in-process player: its own traceback summary
-        return f"{call}: {detail[:200]}", False
-    return f"{call}: the answer was refused ({fault.replace('_', ' ')})", False
+        text = texts[fault]
+    elif fault == EXCEPTION:  # an in-process player: its own traceback summary
+        text = detail[:200]
+    else:  # every other fault reads as everywhere else (referee.runner.faults)
+        text = plain_fault(fault, detail)
+    return f"{call}: {fault_name(fault)}: {text}", False
 
 
 class _ProbeOverError(Exception):
@@ -281,7 +280,8 @@ def _judge(seat: _ProbeSeat, turn: TurnRecord | None, describe_s: float, move_s:
                                         describe_s, max_body)
         return HealthResult(False, reason, None, None if silent else describe_ms, None, silent)
     if seat.describe_problem is not None:
-        return HealthResult(False, f"GET /: {seat.describe_problem}", d.data, describe_ms, None)
+        return HealthResult(False, f"GET /: {fault_name(BAD_DESCRIPTION)}: "
+                                   f"{seat.describe_problem}", d.data, describe_ms, None)
     info = d.data
     m = seat.move_reply
     if m is None or turn is None:

@@ -150,11 +150,12 @@ def test_the_owner_gets_the_exact_requests_and_raw_answers(
         assert sent == flaky.received[(c["request"]["deal_id"], c["turn"])]
         assert c["latency_ms"] is not None and c["latency_ms"] >= 0
     verdicts = {c["verdict"] for c in items}
-    assert verdicts == {"ok", "malformed", "illegal"}
-    garbage = next(c for c in items if c["verdict"] == "malformed")
+    assert verdicts == {"ok", "not JSON", "unknown move id"}  # each fault's own name
+    garbage = next(c for c in items if c["verdict"] == "not JSON")
     assert garbage["answer"] == GARBAGE.decode() and garbage["fault"] == "not_json"
-    assert garbage["reason"] == "the answer is not strict JSON in UTF-8"
-    liar = next(c for c in items if c["verdict"] == "illegal")
+    assert garbage["detail"] == "the answer is not JSON (strict JSON in UTF-8 is expected)"
+    assert "reason" not in garbage  # one sentence, not two
+    liar = next(c for c in items if c["verdict"] == "unknown move id")
     assert liar["fault"] == "unknown_move" and "no-such-move" in liar["answer"]
     good = next(c for c in items if c["verdict"] == "ok" and not c["answer_truncated"])
     assert json.loads(good["answer"])["move"] == good["move"]
@@ -251,7 +252,8 @@ def test_the_owner_signs_in_sees_escaped_calls_and_signs_out(
     page = r.get_data(as_text=True)
     assert "&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;" in page
     assert "<script>alert" not in page
-    assert "not strict JSON" in page and "no-such-move" in page
+    assert "not JSON (strict JSON in UTF-8 is expected)" in page and "no-such-move" in page
+    assert page.count("strict JSON in UTF-8") == page.count('data-fault="not_json"')  # once
     assert '&#34;legal_moves&#34;' in page or '"legal_moves"' in page
     bot_page = client.get(f"/bots/{played.bot_id}").get_data(as_text=True)
     assert "Your bot's last calls" in bot_page
@@ -390,7 +392,8 @@ def test_the_owner_sees_the_first_bytes_of_a_500_scrubbed_and_escaped(
         full = bot.traceback().decode()
     items = calls_json(client, bot_id, token).get_json()["items"]
     cut = next(c for c in items if c["fault"] == "http_status" and c["match_id"] == first)
-    assert cut["verdict"] == "no answer" and cut["detail"].startswith("answered HTTP 500")
+    # An HTTP 500 with a body is an answer: its name says so (it once read "no answer").
+    assert cut["verdict"] == "HTTP error status" and cut["detail"].startswith("answered HTTP 500")
     assert cut["answer"].startswith("Traceback (most recent call last):")
     assert len(cut["answer"].encode()) <= 120 and cut["answer_truncated"]
     c = next(x for x in items if x["fault"] == "http_status" and x["match_id"] == second)

@@ -112,7 +112,7 @@ def test_a_bot_that_answers_garbage_is_refused(app: Flask, client: FlaskClient) 
         bot_id, _ = submit(client, "wrong-protocol", f"http://127.0.0.1:{httpd.server_port}")
         check = wait_check(client, bot_id)
         assert check["state"] == "failed"
-        assert check["reason"].startswith("GET /: 'protocol' must be 1")
+        assert check["reason"].startswith("GET /: bad description: 'protocol' must be 1")
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -158,15 +158,15 @@ def test_the_bot_page_counts_every_strike_of_the_matches_it_lists(app: Flask) ->
                                 .order_by(MatchSeat.match_id.desc()).limit(8)))
         finished = [m for m in listed if s.scalar(select(Match.state).where(
             Match.id == m)) == "finished"]
-    want = Counter({"timeout": 2 * len(finished), "illegal": len(finished)})
+    want = Counter({"timeout": 2 * len(finished), "illegal play": len(finished)})  # names
     assert sum(want.values()) > 5  # more strikes than the table lists
     page = text(app.test_client(), f"/bots/{data.busy}")
     stat = re.search(r'<span class="stat-n">(\d+)</span><span class="stat-l">strikes? in the '
                      r'last (\d+) finished match', page)
     assert stat is not None, page
     assert (int(stat.group(1)), int(stat.group(2))) == (sum(want.values()), len(finished))
-    chips = {r: int(n) for r, n in re.findall(r'<span class="chip warn">(\w+) &times; (\d+)',
-                                              page)}
+    chips = {r: int(n) for r, n in re.findall(
+        r'<span class="chip warn">([\w ]+) &times; (\d+)', page)}
     assert chips == dict(want)
     assert strike_rows(page) == 5
     assert f"The newest 5 of {sum(want.values())} strikes" in page
@@ -195,7 +195,8 @@ def test_pages_number_seats_deals_and_turns_from_one(app: Flask) -> None:
     assert re.findall(r'</td>\s*<td class="num">(\d+)</td>\s*<td class="num">\d*</td>',
                       recent)[0] == "1"
     strikes = page.split("<h2>Strikes</h2>")[1].split("</table>")[0]
-    assert re.search(r'<td class="num">1</td><td class="num">2</td><td>timeout</td>', strikes)
+    assert re.search(r'<td class="num">1</td><td class="num">2</td><td data-fault="timeout">'
+                     r'timeout</td>', strikes)
 
 
 # --- the API docs ----------------------------------------------------------------------------

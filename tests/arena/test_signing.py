@@ -84,7 +84,7 @@ def test_a_bot_with_the_wrong_secret_refuses_and_collects_strikes(
     assert all(s["strikes"] == 0 for s in body["standings"] if s["seat"] != 0)
     with app.app_context():
         assert jobs.check_bot(created[0]["bot"]["id"]).startswith(
-            "failed: GET /: answered HTTP 401")
+            "failed: GET /: HTTP error status: answered HTTP 401")
 
 
 def test_rotation_changes_the_secret_for_the_next_match(

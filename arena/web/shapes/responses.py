@@ -80,15 +80,16 @@ class BotCall(Answer):
     """One ``/move`` call of a bot, for its owner (:mod:`arena.bots.calls`)."""
 
     match_id: int
-    deal: int = Field(ge=0, description="0-based, as in the match log")
-    turn: int = Field(ge=0, description="0-based, as in the match log")
-    seat: int = Field(ge=0)
+    deal: int = Field(ge=0, description="0-based index, as in the match log (pages: deal + 1)")
+    turn: int = Field(ge=0, description="0-based index, as in the match log (pages: turn + 1)")
+    seat: int = Field(ge=0, description="0-based index, as in the match log (pages: seat + 1)")
     at: str = Field(description="when the turn ended (ISO 8601, UTC)")
     latency_ms: float | None
-    verdict: Literal["ok", "illegal", "timeout", "malformed", "no answer", "failed"]
-    reason: str = Field(description="the verdict in plain words")
-    fault: str | None = Field(description="the strike reason (docs/protocol.md), or null")
-    detail: str
+    verdict: str = Field(description="\"ok\", or the fault's name in plain words (\"not "
+                         "JSON\", \"HTTP error status\", ...: docs/protocol.md, the same on "
+                         "every page)")
+    fault: str | None = Field(description="the fault's code (docs/protocol.md), or null")
+    detail: str = Field(description="what went wrong, in a sentence (empty when ok)")
     move: str = Field(description="the move played (the default move after a fault)")
     say: str | None
     answer: str = Field(description="the raw answer body as the bot sent it (UTF-8, its "

@@ -77,7 +77,7 @@ def test_play_refuses_private_addresses_without_the_flag(capsys: pytest.CaptureF
         code = main(["play", *[b.url for b in bots], "--deals", "1", "--max-strikes", "2"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "refused_address" in out and "(forfeited)" in out
+    assert "address not allowed: " in out and "(forfeited)" in out  # the fault's name
     assert all(b.server is not None and b.server.connections == 0 for b in bots)
 
 
