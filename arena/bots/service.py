@@ -23,7 +23,9 @@ Health (``Bot.health_paused``, status ``unhealthy``, with ``pause_reason`` for t
   calls.  Only matches created after ``judged_since`` count, so a bot back from a pause
   starts with a clean slate.
 
-A passing check returns a paused bot (the periodic sweep checks paused bots too).
+A passing check returns a paused bot (the periodic sweep checks paused bots too), once its
+bench is over: a bench for what the bot did in matches lasts longer each time it recurs
+(:mod:`arena.bots.bench`, which also records each benching among the health checks).
 
 Endpoints: one live bot per normalized endpoint (:func:`endpoint_of`: scheme, host, port,
 path), enforced by a unique column; and the ladder, admin matches and tournaments never seat
@@ -53,6 +55,8 @@ from arena.play.matches import default_limits
 from referee import find_ruleset
 from referee.runner.health import HealthResult, Probe, health_check
 from referee.wire.netguard import GuardError, NetPolicy, check_url
+
+from .bench import bench, benched_now
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CHECK_BOT = "arena.jobs.bodies.check_bot"
@@ -291,6 +295,8 @@ def apply_check(app: Flask, s: Session, bot: Bot, check: HealthCheck,
             bot.check_state = "passed"
             bot.idle_since = now
         bot.health_failures = 0
+        if bot.health_paused and benched_now(s, bot):
+            return "ok; still benched"  # it returns when the bench ends (arena.bots.bench)
         if bot.health_paused or bot.judged_since is None:
             _restore(bot, now)
         return "ok"
@@ -300,8 +306,8 @@ def apply_check(app: Flask, s: Session, bot: Bot, check: HealthCheck,
     bot.health_failures += 1
     limit = int(app.config["HEALTH_FAILURES_TO_PAUSE"])
     if bot.check_state == "passed" and bot.health_failures >= limit and not bot.health_paused:
-        pause(bot, f"{bot.health_failures} health checks failed in a row; the last one: "
-                   f"{result.reason}", cause="failed_checks")
+        pause(app, s, bot, f"{bot.health_failures} health checks failed in a row; the "
+                           f"last one: {result.reason}", cause="failed_checks")
     return f"failed: {result.reason}"
 
 
@@ -324,14 +330,13 @@ def _restore(bot: Bot, now: Any) -> None:
     bot.judged_since = now
 
 
-def pause(bot: Bot, reason: str, *, cause: str) -> None:
-    """Take ``bot`` off the ladder until a check passes; ``cause`` (failed_checks, forfeits,
-    fault_rate) labels ``arena_bot_pauses_total`` (counted when decided: the transaction
-    that decides it is the one that stores it)."""
+def pause(app: Flask, s: Session, bot: Bot, reason: str, *, cause: str) -> None:
+    """Take ``bot`` off the ladder (a bench, :mod:`arena.bots.bench`: for ``forfeits`` and
+    ``fault_rate`` one that lasts, longer each time it recurs; for ``failed_checks`` until a
+    check passes); ``cause`` labels ``arena_bot_pauses_total`` (counted when decided: the
+    transaction that decides it is the one that stores it)."""
     metrics.BOT_PAUSES.labels(cause).inc()
-    bot.health_paused = True
-    bot.pause_reason = reason[:1000]
-    bot.updated_at = utcnow()
+    bench(app, s, bot, reason, for_matches=cause != "failed_checks")
 
 
 def judge_matches(app: Flask, s: Session, bot_ids: list[int]) -> list[int]:
@@ -372,7 +377,7 @@ def judge_matches(app: Flask, s: Session, bot_ids: list[int]) -> list[int]:
                       f"{calls}) over its last {len(recent)} matches; the limit is "
                       f"{100 * rate:.0f}%")
         if reason is not None and cause is not None:
-            pause(bot, reason + "; it returns when a health check passes", cause=cause)
+            pause(app, s, bot, reason, cause=cause)
             paused.append(bot.id)
     return paused
 

@@ -10,6 +10,9 @@ gets a new id however short ``HEALTH_SWEEP_INTERVAL_S`` is.  (Ids used to carry 
 which checked a bot at most once a minute whatever the setting said.)  Bots still waiting
 for their first check, or rejected by it, are not swept (their
 owner changes the URL or asks for a re-check).
+
+A benched bot (:mod:`arena.bots.bench`) is not checked while its bench lasts (no check could
+return it), and is checked at once when the bench has ended, however recent its last check.
 """
 
 from __future__ import annotations
@@ -18,26 +21,38 @@ import datetime as dt
 import logging
 
 from flask import Flask
-from sqlalchemy import or_, select
+from sqlalchemy import and_, func, or_, select
 
 from arena.core.models import Bot, HealthCheck, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
 
+from .bench import BENCH
 from .service import CHECK_BOT, check_timeout
 
 log = logging.getLogger(__name__)
 
 
 def due_bots(app: Flask) -> list[int]:
-    cutoff = utcnow() - dt.timedelta(seconds=float(app.config["HEALTH_SWEEP_INTERVAL_S"]))
+    """Admitted bots not checked for an interval, and benched bots whose bench has just
+    ended; never a bot whose bench still lasts.  One statement."""
+    now = utcnow()
+    cutoff = now - dt.timedelta(seconds=float(app.config["HEALTH_SWEEP_INTERVAL_S"]))
+    newest_bench = (select(func.max(HealthCheck.id)).where(HealthCheck.bot_id == Bot.id,
+                                                          HealthCheck.purpose == BENCH)
+                    .correlate(Bot).scalar_subquery())
+    ends = (select(HealthCheck.finished_at).where(HealthCheck.id == newest_bench)
+            .correlate(Bot).scalar_subquery())
     with get_db(app).begin() as s:
         return list(
             s.scalars(
                 select(Bot.id)
                 .where(Bot.deleted_at.is_(None), Bot.owner_paused.is_(False),
                        Bot.check_state == "passed",
-                       or_(Bot.last_health_at.is_(None), Bot.last_health_at < cutoff))
+                       or_(Bot.health_paused.is_(False), ends.is_(None), ends <= now),
+                       or_(Bot.last_health_at.is_(None), Bot.last_health_at < cutoff,
+                           and_(Bot.health_paused.is_(True), ends.is_not(None),
+                                Bot.last_health_at < ends)))
                 .order_by(Bot.id)
             )
         )

@@ -204,6 +204,18 @@ class Defaults:
     HEALTH_PAUSE_FAULT_MIN_MOVES: int = 40
     """The fault rate is judged only once the window holds at least this many ``/move``
     calls (a few unlucky timeouts in one short match pause nobody)."""
+    HEALTH_BENCH_S: float = 900.0
+    """How long a bot benched for its matches (forfeits, fault rate) stays out of the ladder
+    before a passing check may return it; doubled for each earlier such bench within
+    ``HEALTH_BENCH_WINDOW_S`` (a bot that passes the probe but fails its matches costs its
+    opponents a match each time it returns)."""
+    HEALTH_BENCH_WINDOW_S: float = 7 * 24 * 3600.0
+    """Match benches this recent count towards doubling the next one."""
+    HEALTH_BENCH_MAX_S: float = 24 * 3600.0
+    """The longest bench (the doubling stops here)."""
+    HEALTH_RECHECK_MIN_INTERVAL_S: float = 60.0
+    """The owner may ask for a check ("check now", ``POST /api/bots/<id>/check``) at most
+    this often per bot, and not while one of theirs is still queued or running."""
 
     # --- matches -------------------------------------------------------------------------
     MATCH_RULESET: str = "standard"

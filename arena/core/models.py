@@ -220,8 +220,10 @@ class HealthCheck(Base):
     state: Mapped[str] = mapped_column(String(16), default="done")
     """``queued``, ``running`` or ``done``."""
     purpose: Mapped[str] = mapped_column(String(16), default="sweep")
-    """``submit``, ``url_change``, ``recheck`` or ``sweep``."""
+    """``submit``, ``url_change``, ``recheck`` or ``sweep``; or ``bench``, not a check but
+    the bot's benching, an event among its checks (:mod:`arena.bots.bench`)."""
     finished_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    """When a check finished; of a ``bench`` event, when the bench ends."""
 
 
 # --- matches ---------------------------------------------------------------------------------

@@ -29,11 +29,22 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from . import bot_calls, bots, docs, live, matches, metrics, ratings, site, tournaments
+from . import (
+    bot_calls,
+    bot_checks,
+    bots,
+    docs,
+    live,
+    matches,
+    metrics,
+    ratings,
+    site,
+    tournaments,
+)
 
-ATTACHED = (bot_calls,)
+ATTACHED = (bot_calls, bot_checks)
 """Modules that add their views to another feature's blueprint (imported for that): the
-owner's view of a bot's calls is part of ``bots``."""
+owner's view of a bot's calls and the owner's "check now" are part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
                                      tournaments.bp, live.bp, docs.bp, metrics.bp)

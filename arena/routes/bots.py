@@ -9,6 +9,7 @@ owner's token is shown once, at creation; it (or the operator's ``ADMIN_TOKEN``)
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from typing import Any
@@ -19,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from arena.bots import service as bot_service
+from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
 from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
 from arena.core.security import hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
@@ -281,8 +283,8 @@ def bot_rotate_secret(bot_id: int) -> tuple[str, int] | str | Response:
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
       errors={404: "no such bot"})
 def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
-             status: int = 200, owner_errors: list[str] | None = None
-             ) -> tuple[str, int] | str | Response:
+             status: int = 200, owner_errors: list[str] | None = None,
+             check_errors: list[str] | None = None) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
     bot = s.get(Bot, bot_id)
@@ -327,6 +329,9 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     # Count before cutting the list: the stat, the reason chips and "n of total" above the
     # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
+                           back=page_facts(app_object(), s, bot, owner=owners.is_owner(bot)),
+                           bench_purpose=BENCH,
+                           check_errors=check_errors or [],
                            strikes=strikes[:int(cfg["BOT_PAGE_STRIKES"])],
                            strike_total=len(strikes),
                            reasons=reasons.most_common(), health=health,
@@ -518,11 +523,16 @@ def bot_check(bot_id: int) -> Response:
            {202: (out.BotChecking, "check queued")}, body=Empty, body_required=False,
            auth="owner", errors={404: "no such bot"})
 def bot_recheck(bot_id: int) -> Response:
-    """The owner asks for a check now (e.g. after fixing an unhealthy bot)."""
+    """The owner asks for a check now (e.g. after fixing an unhealthy bot): at most once per
+    ``HEALTH_RECHECK_MIN_INTERVAL_S`` per bot, and not while the previous one is pending."""
     bot = get_bot(bot_id)
     require_owner(bot)
     Empty.from_body(optional=True)  # no fields; a malformed body is still a 400
     s = session()
+    wait = recheck_wait_s(app_object(), s, bot)
+    if wait > 0:
+        raise ApiError(429, "too_soon", f"a check of this bot was asked for moments ago; ask "
+                       f"again {in_words(wait)}", retry_after=math.ceil(wait))
     check = bot_service.recheck(s, bot)
     return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
 
@@ -559,7 +569,8 @@ def bot_health(bot_id: int) -> Response:
     def render(h: HealthCheck) -> dict[str, Any]:
         return {"at": iso(h.at), "ok": h.ok if h.state == "done" else None,
                 "state": bot_service.check_state(h), "purpose": h.purpose,
-                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms}
+                "reason": h.reason, "describe_ms": h.describe_ms, "move_ms": h.move_ms,
+                "until": iso(h.finished_at) if h.purpose == BENCH else None}
 
     key, limit = keyset_args("health", query.limit)
     stmt = select(HealthCheck).where(HealthCheck.bot_id == bot.id)

@@ -40,6 +40,7 @@ from .conftest import (
     wait_check,
     wait_for,
 )
+from .test_bench import end_bench
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "referee" / "schemas"
 MATCH_ID = re.compile(r"m-[0-9a-f]{16}")
@@ -326,9 +327,12 @@ def test_a_dead_bot_leaves_the_ladder_after_two_forfeits_and_returns_after_a_che
     assert client.get(f"/api/bots/{dead}/check").get_json()["pause_reason"] == reason
     # Out of the ladder: three others cannot fill a table of four.
     assert run_round(app) == []
-    # Back up; the periodic sweep checks paused bots too, and one pass returns it.
+    # Back up; benched for its matches, the sweep leaves it alone until the bench is over
+    # (tests/arena/test_bench.py), then checks it, and one pass returns it.
     revivable["revive"]()
     app.config["HEALTH_SWEEP_INTERVAL_S"] = 0.0
+    assert dead not in sweep(app)
+    end_bench(app, dead)
     assert dead in sweep(app)
     wait_for(lambda: client.get(f"/api/bots/{dead}").get_json()["status"] == "active", 60,
              what="the sweep's check to restore the bot")

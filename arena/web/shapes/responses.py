@@ -186,13 +186,17 @@ class BotVersion(Answer):
 
 
 class HealthCheck(Answer):
+    """A check, or (purpose ``bench``) the bot's benching: ``at`` it left the ladder,
+    ``reason`` why, ``until`` when the bench ends (docs/operations.md, back-off)."""
+
     at: str | None
     ok: bool | None
     state: CheckState
-    purpose: Literal["submit", "url_change", "recheck", "sweep"]
+    purpose: Literal["submit", "url_change", "recheck", "sweep", "bench"]
     reason: str
     describe_ms: float | None
     move_ms: float | None
+    until: str | None = Field(None, description="a bench's end (purpose bench only)")
 
 
 class RatingEvent(Answer):
