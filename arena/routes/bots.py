@@ -14,10 +14,20 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
@@ -26,12 +36,12 @@ from arena.core.security import hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
 from arena.play.ratings import rating_series
-from arena.web import idempotency, owners
+from arena.web import idempotency, owners, welcome
 from arena.web.charts import rating_chart
 from arena.web.errors import ApiError
 from arena.web.idempotency import idempotent
 from arena.web.limits import limited
-from arena.web.openapi import operation, page
+from arena.web.openapi import HTML, operation, page
 from arena.web.pagination import decode_text_cursor, encode_cursor, keyset_args, keyset_page
 from arena.web.shapes import from_query
 from arena.web.shapes import responses as out
@@ -204,13 +214,16 @@ def bot_list() -> str:
 
 @bp.route("/bots/new", methods=["GET", "POST"])
 @limited("bot_submit", methods=("POST",))
-@page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) shows the owner "
-      "token once and follows the health check a worker runs",
+@page("Submit a bot: the form (GET); POST (form fields name, url, csrf_token) redirects to "
+      "the welcome page, which shows the owner token once and follows the health check a "
+      "worker runs", answers={200: (HTML, "the form"),
+                               303: (None, "submitted: to the welcome page")},
       errors={400: "the form again, with what is wrong"})
-def bot_new() -> tuple[str, int] | str | Response:
-    """Submit a bot: the bot is stored ``pending`` and its health check queued; the page
-    shows the owner token once and follows the check (``static/check.js`` polls
-    ``/api/bots/<id>/check``).  This request never calls the bot."""
+def bot_new() -> tuple[str, int] | str | Response | WerkzeugResponse:
+    """Submit a bot: the bot is stored ``pending`` and its health check queued, and the
+    browser is sent (303) to the welcome page, which shows the owner token once and follows
+    the check (``static/check.js`` polls ``/api/bots/<id>/check``).  This request never calls
+    the bot."""
     if request.method == "GET":
         return render_template("bot_new.html", errors=[], form={})
     app = app_object()
@@ -244,11 +257,36 @@ def bot_new() -> tuple[str, int] | str | Response:
         return render_template("bot_new.html", form=form, errors=[
             f"Name: a bot called {form['name']!r} (or one at this URL) exists already."]), 400
     bot_service.enqueue_check(app, bot.id, check.id)
-    resp = Response(render_template("bot_created.html", bot=bot, token=token, check=check,
-                                    check_state=bot_service.check_state(check),
-                                    signing_secret=bot_secret(app, bot)))
+    # Redirect after POST: a reload of the welcome page must not post the form again.  The
+    # token is kept for one read, never in a URL or the cookie (arena.web.welcome).
+    if welcome.keep(app, bot.id, token):
+        return redirect(url_for("bots.bot_welcome", bot_id=bot.id), 303)
+    return welcome_page(bot, token)
+
+
+def welcome_page(bot: Bot, token: str | None) -> Response:
+    """The welcome page of a new bot: its check, and (``token`` given) the owner token and
+    the signing secret, shown this once; never cached."""
+    app = app_object()
+    check = bot_service.latest_admission_check(session(), bot.id)
+    resp = Response(render_template(
+        "bot_created.html", bot=bot, token=token, check=check,
+        check_state=check and bot_service.check_state(check),
+        signing_secret=bot_secret(app, bot) if token is not None else None))
     resp.headers["Cache-Control"] = "no-store"
     return resp
+
+
+@bp.get("/bots/<id:bot_id>/welcome")
+@page("A new bot's welcome page (after the form): the owner token and signing secret once, "
+      "then its health check", errors={404: "no such bot"})
+def bot_welcome(bot_id: int) -> tuple[str, int] | str | Response:
+    """Where the form redirects: shows what :func:`arena.web.welcome.take` still holds for
+    this browser (the first read), and on a reload the same page without the secrets."""
+    bot = session().get(Bot, bot_id)
+    if bot is None or bot.deleted_at is not None:
+        return page_not_found(f"bot {bot_id}")
+    return welcome_page(bot, welcome.take(app_object(), bot.id))
 
 
 @bp.post("/bots/<id:bot_id>/signing-secret")

@@ -84,7 +84,7 @@ def test_no_web_request_calls_the_bot_a_worker_does(
         with client.session_transaction() as sess:
             sess["csrf"] = "t"
         r = client.post("/bots/new", data={"name": "form-bot", "url": third.url,
-                                           "csrf_token": "t"})
+                                           "csrf_token": "t"}, follow_redirects=True)
         assert r.status_code == 200 and b'id="check-progress"' in r.data
         assert b'data-state="queued"' in r.data
         # Nothing in the web process has even made a client for a bot URL.

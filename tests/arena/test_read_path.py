@@ -178,6 +178,7 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "ratings.leaderboard": lambda d: ["/leaderboard", "/leaderboard?q=BOT-00"],
     "bots.bot_page": lambda d: [f"/bots/{d.busy}", f"/bots/{d.bots[-1]}"],
     "bots.bot_new": lambda d: ["/bots/new"],
+    "bots.bot_welcome": lambda d: [f"/bots/{d.busy}/welcome"],
     "matches.match_page": lambda d: [f"/matches/{d.matches[-1]}"],
     "matches.match_list": lambda d: ["/matches", "/matches?state=finished",
                                      "/matches?bot=bot-0000",

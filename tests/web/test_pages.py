@@ -104,6 +104,14 @@ def test_submit_a_bot_through_the_form(page: Any, live_server: str, client: Flas
     assert "Health check passed" in progress.inner_text()
     assert "the bot plays in the ladder" in progress.inner_text()
     page.screenshot(path=str(shots / "bot-submitted.png"), full_page=True)
+    # The form redirected (no token in the URL), so a reload posts nothing again: the same
+    # welcome, without the secrets, and no failure (issue 19 §4).
+    assert re.search(r"/bots/\d+/welcome$", page.url) and token not in page.url
+    page.reload()
+    assert page.locator("h1").inner_text() == "Welcome to the arena, my-greedy"
+    assert page.locator("[data-test=shown-once]").count() == 1
+    assert page.locator("#owner-token").count() == 0 and token not in page.content()
+    assert "exists already" not in page.content()
     bots = client.get("/api/bots").get_json()["items"]
     mine = next(b for b in bots if b["name"] == "my-greedy")
     # The token works as the owner token, and nothing else shows it again.
