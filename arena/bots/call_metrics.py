@@ -15,8 +15,9 @@ reply, and then each turn as the runner judged it (``on_turn``).
   process); here it is measured on every timeout of every match.
 * **Outcomes** of moves come from the turn (the runner's verdict: a well-formed answer with
   an illegal move is ``illegal``, not ``ok``); of ``GET /``, ``/start`` and ``/end`` from the
-  reply.  Labels are the call, the verdict of :data:`arena.bots.calls.VERDICTS` and the
-  fault's code: a few fixed values each, never the bot.
+  reply.  Labels are the call, ``ok`` or ``fault``, and the fault's code
+  (:data:`referee.runner.faults.FAULTS`, the one vocabulary of faults): a few fixed values
+  each, never the bot.
 * **Time bank**: what each move drew from its seat's bank (its time past the per-move
   deadline), and seats whose bank ran out.
 """
@@ -27,23 +28,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.core import metrics
+from referee.runner.faults import FAULTS
 from referee.runner.match import FORFEITED, Limits, MatchRecord, TurnRecord
 from referee.wire.httpbot import Fault
 from referee.wire.players import Player, Reply
-
-from .calls import VERDICTS, verdict
 
 TIMEOUT = Fault.TIMEOUT.value
 
 
 def outcome_labels(fault: str | None) -> tuple[str, str]:
-    """``(outcome, fault)`` labels of a call: its verdict and its fault's code (``none``
-    when it was fine; ``other`` for a code this table does not know, so a new fault can
-    never add values beyond the known ones)."""
-    name = verdict(fault)[0].replace(" ", "_")
+    """``(outcome, fault)`` labels of a call: ``ok`` and ``none``, or ``fault`` and the
+    fault's code (``other`` for a code the table does not know, so a new fault can never add
+    values beyond the known ones)."""
     if fault is None:
-        return name, "none"
-    return name, fault if fault in VERDICTS else "other"
+        return "ok", "none"
+    return "fault", fault if fault in FAULTS else "other"
 
 
 def observe_call(call: str, reply: Reply, deadline_s: float, *, count: bool) -> None:

@@ -221,7 +221,7 @@ def test_a_match_records_outcomes_overshoot_and_time_bank(
         return sample(after, name, **labels) - sample(before, name, **labels)
 
     # The slow seat timed out three times (then forfeited); the others answered in time.
-    assert grew("arena_bot_calls_total", call="move", outcome="timeout", fault="timeout") == 3
+    assert grew("arena_bot_calls_total", call="move", outcome="fault", fault="timeout") == 3
     assert grew("arena_bot_calls_total", call="move", outcome="ok", fault="none") > 3
     assert grew("arena_bot_calls_total", call="describe", outcome="ok", fault="none") == 4
     assert grew("arena_bot_call_deadline_overshoot_seconds_count", call="move") == 3
