@@ -125,8 +125,9 @@ MATCH_SECONDS = Histogram(
 
 BOT_CALLS = Counter(
     "arena_bot_calls_total",
-    "Calls to bots, by call (describe, start, move, end), outcome (ok, timeout, malformed, "
-    "illegal, no_answer) and fault (the fault's code; none when ok).",
+    "Calls to bots, by call (describe, start, move, end), outcome (ok, timeout, no_answer, "
+    "http_error, malformed, illegal, failed) and fault (the fault's code, docs/protocol.md; "
+    "none when ok).",
     ["call", "outcome", "fault"])
 BOT_CALL_SECONDS = Histogram(
     "arena_bot_call_duration_seconds",

