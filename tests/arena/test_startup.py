@@ -227,8 +227,8 @@ def test_a_migrated_database_lets_each_command_start(app: Flask, tmp_path: Path)
             return False
 
         wait_for(healthy, 120, what="arena serve")
-        wait_for(lambda: re.search(r"arena\.clock clock \S+ started", err.read_text()), 120,
-                 what="arena clock")
+        wait_for(lambda: re.search(r"arena\.jobs\.clock clock \S+ started",
+                                   err.read_text()), 120, what="arena clock")
         assert servers[1].poll() is None, err.read_text()
     finally:
         for c in children:
