@@ -5,9 +5,11 @@
   end; without a Redis server the run starts a private one (the embedded Redis code).  Each
   test gets its own queue name.
 * **PostgreSQL**: ``ARENA_TEST_PG_URL`` or 127.0.0.1:5432 (users root, then postgres; trust
-  auth).  The run creates a database ``arena_test_<random>`` and drops it at the end; every
-  test gets an empty schema.  Tests that need it are marked ``postgres`` and skip, saying
-  why, when the server is unreachable.
+  auth).  Each test process migrates a template database ``arena_test_<random>_template``
+  once, and every test gets a copy of it (``CREATE DATABASE ... TEMPLATE``), dropped after
+  the test; on SQLite, a copy of a migrated file (tests/arena/databases.py).  The migration
+  tests take an empty database instead (``empty_database_url``).  Tests that need PostgreSQL
+  are marked ``postgres`` and skip, saying why, when the server is unreachable.
 * **Bots**: real sample bots (``python -m sample_bots.NAME``) on loopback ports, started once
   per run; extra in-process bots (``sample_bots.sdk.serve_in_thread``) where a test needs to
   control one.
@@ -31,9 +33,11 @@ from sqlalchemy import create_engine, text
 
 from arena import create_app
 from arena.core.queue import EmbeddedRedis, get_queue
-from arena.core.storage import get_db, upgrade
+from arena.core.storage import get_db
 from arena.ops.procs import Child, start_arena, start_bot, stop_all
 from tests.waiting import wait_for
+
+from .databases import PgDatabases, sqlite_copy, sqlite_template
 
 __all__ = ["wait_for"]  # tests import it from here
 
@@ -113,21 +117,21 @@ def pg_admin_or_skip() -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_database() -> Iterator[str]:
-    import psycopg
+def pg_databases() -> Iterator[PgDatabases]:
+    """This process's databases on the PostgreSQL server (the migrated template and a copy
+    of it per test: tests/arena/databases.py), all dropped at the end."""
+    dbs = PgDatabases(pg_admin_or_skip())
+    yield dbs
+    dbs.close()
 
-    admin = pg_admin_or_skip()
-    name = f"arena_test_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-        # A commit need not wait for its WAL flush here (a crash of the server loses the
-        # test database anyway); what the tests see of transactions is unchanged.  On a busy
-        # machine a flush costs ~10 ms per commit, and the seeding tests commit thousands.
-        conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit TO off')
-    base = admin.rsplit("/", 1)[0]
-    yield f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+@pytest.fixture(scope="session")
+def pg_database(pg_databases: PgDatabases) -> Iterator[str]:
+    """An empty database of the run's, for the tests that migrate for real."""
+    name = f"{pg_databases.prefix}_empty"
+    url = pg_databases.create(name)
+    yield url
+    pg_databases.drop(name)
 
 
 def _empty_pg(url: str) -> None:
@@ -137,6 +141,12 @@ def _empty_pg(url: str) -> None:
         conn.execute(text("DROP SCHEMA public CASCADE"))
         conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This process's migrated SQLite file, copied for each test."""
+    return sqlite_template(tmp_path_factory.mktemp("template"))
 
 
 # --- app and client ----------------------------------------------------------------------
@@ -159,13 +169,29 @@ both_backends = pytest.mark.parametrize("backend", _backends(), indirect=True)
 
 @pytest.fixture
 def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The test's own database, migrated to the newest revision: a copy of the process's
+    template (the migrations ran once, not per test)."""
+    if backend == "postgres":
+        dbs: PgDatabases = request.getfixturevalue("pg_databases")
+        name, url = dbs.copy()
+        yield url
+        dbs.drop(name)
+    else:
+        template: Path = request.getfixturevalue("sqlite_template_path")
+        yield sqlite_copy(template, tmp_path / "arena.sqlite3")
+
+
+@pytest.fixture
+def empty_database_url(backend: str, request: pytest.FixtureRequest,
+                       tmp_path: Path) -> Iterator[str]:
+    """An empty database (no schema): for the tests of the migrations themselves."""
     if backend == "postgres":
         url: str = request.getfixturevalue("pg_database")
         _empty_pg(url)
         yield url
         _empty_pg(url)
     else:
-        yield f"sqlite:///{tmp_path / 'arena.sqlite3'}"
+        yield f"sqlite:///{tmp_path / 'empty.sqlite3'}"
 
 
 @pytest.fixture
@@ -198,8 +224,8 @@ def settings(tmp_path: Path, database_url: str, redis_url: str) -> dict[str, Any
 
 @pytest.fixture
 def app(settings: dict[str, Any]) -> Iterator[Flask]:
+    """The app on the test's own migrated database (``database_url``)."""
     app = create_app(settings)
-    upgrade(get_db(app))
     yield app
     get_db(app).dispose()
 

@@ -10,6 +10,10 @@ from flask import Flask
 from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
 
+# Every module that declares tables on ``Base.metadata`` (the app imports them all; the
+# migration tests compare the whole metadata without creating an app).
+import arena.core.tournament_models
+import arena.web.idempotency  # noqa: F401
 from arena.core.models import Base
 from arena.core.storage import Database, alembic_config, current_revision, get_db, upgrade
 
@@ -23,10 +27,7 @@ def head_revision(db: Database) -> str | None:
     return head
 
 
-@both_backends
-def test_migrated_schema_equals_the_models(app: Flask) -> None:
-    db = get_db(app)
-    upgrade(db)  # a second upgrade is a no-op
+def assert_schema_is_the_models(db: Database) -> None:
     assert current_revision(db) == head_revision(db)
     with db.engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True})
@@ -36,19 +37,42 @@ def test_migrated_schema_equals_the_models(app: Flask) -> None:
     assert set(Base.metadata.tables) <= tables
 
 
+@both_backends
+def test_migrated_schema_equals_the_models(empty_database_url: str) -> None:
+    db = Database(empty_database_url)
+    try:
+        upgrade(db)
+        upgrade(db)  # a second upgrade is a no-op
+        assert_schema_is_the_models(db)
+    finally:
+        db.dispose()
+
+
+@both_backends
+def test_each_test_starts_on_a_copy_of_the_migrated_template(app: Flask) -> None:
+    """The ``app`` fixture's database is a copy of the template the migrations built once
+    per test process (tests/arena/databases.py): the same schema, at the newest revision,
+    and no rows."""
+    db = get_db(app)
+    assert_schema_is_the_models(db)
+    with db.engine.connect() as conn:
+        for table in Base.metadata.sorted_tables:
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 0
+
+
 LONG_RULESET = ("standard+penalty.assist_penalty=true,penalty.twos_double=true,"
                 "penalty.unused_power_doubles=true")
 """A real canonical rule-set name (95 characters) that the 64-character columns refused."""
 
 
 @both_backends
-def test_0007_widens_rule_set_names_keeping_every_row(database_url: str) -> None:
+def test_0007_widens_rule_set_names_keeping_every_row(empty_database_url: str) -> None:
     """Issue 11: rule-set names longer than 64 characters did not fit.  From a database at
     0006 holding a bot, a match with its seat and a tournament with an entrant (rows that
     reference the tables SQLite must copy), 0007 keeps every row and every reference, and the
     columns then hold a long name in full; the downgrade refuses while such a name is
     stored, and narrows the columns once none is."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     try:
         upgrade(db, "0006")
         t = "'2026-12-01 12:00:00'"
@@ -118,8 +142,8 @@ def index_names(db: Database) -> set[str]:
 
 
 @both_backends
-def test_0008_adds_the_search_indexes_and_takes_them_back(database_url: str) -> None:
-    db = Database(database_url)
+def test_0008_adds_the_search_indexes_and_takes_them_back(empty_database_url: str) -> None:
+    db = Database(empty_database_url)
     try:
         upgrade(db, "0007")
         assert not {"ix_bots_name_lower", "ix_bots_deleted"} & index_names(db)

@@ -32,10 +32,12 @@ from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the aren
     client,
     database_url,
     pg_database,
+    pg_databases,
     redis,
     redis_url,
     sample_bots,
     settings,
+    sqlite_template_path,
     start_worker,
     worker_env,
 )
