@@ -212,7 +212,8 @@ def test_the_shared_cache_never_answers_a_signed_in_visitor(
 def test_the_web_form_registers_the_bot_under_the_account(
         app: Flask, alice: FlaskClient, mallory: FlaskClient) -> None:
     r = alice.post("/bots/new", data={"name": "alices-bot", "url": "http://127.0.0.1:9001/",
-                                      "csrf_token": csrf(alice, "/bots/new")})
+                                      "csrf_token": csrf(alice, "/bots/new")},
+                   follow_redirects=True)  # redirect after POST, to the welcome page
     assert r.status_code == 200
     assert 'id="owner-token"' in r.get_data(as_text=True)  # the bot's own token, as before
     with get_db(app).begin() as s:
