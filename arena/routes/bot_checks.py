@@ -29,7 +29,8 @@ SIGN_IN_TO_CHECK = "Sign in with the bot's owner token to ask for a check."
 
 
 @bp.post("/bots/<id:bot_id>/check")
-@limited("url_change")
+@limited("url_change")  # each check is an outbound call to the bot: limited like a URL change
+@limited("bot_owner")
 @page("Check now (the owner, signed in on this browser; form: csrf_token): a health check is "
       "queued, then the bot page", answers={303: (None, "queued: to the bot page")},
       errors={403: "the bot page, with the error", 404: "no such bot",

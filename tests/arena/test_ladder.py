@@ -194,7 +194,11 @@ def test_health_failures_pause_and_a_pass_restores(app: Flask, client: FlaskClie
     body = client.get(f"/api/bots/{bot_id}").get_json()
     assert body["status"] == "active" and body["health"]["failures"] == 0
     history = client.get(f"/api/bots/{bot_id}/health").get_json()
-    assert [h["ok"] for h in history["items"]] == [True, False, False, False, True]
+    # Newest first: the passing check, the benching (an event among the checks, issue 19 §4),
+    # the three failures, the submission's check.
+    assert [(h["purpose"], h["ok"]) for h in history["items"]] == [
+        ("sweep", True), ("bench", False), ("sweep", False), ("sweep", False), ("sweep", False),
+        ("submit", True)]
 
 
 def test_the_sweep_enqueues_due_checks_for_a_real_worker(

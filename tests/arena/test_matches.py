@@ -195,8 +195,8 @@ def test_job_timeout_covers_the_worst_case(app: Flask, four_bots: list[int]) -> 
         m = s.get(Match, match_id)
         assert m is not None
         t = job_timeout(m, app.config)
-    # 3 deals * 200 turns * 1 s + 4 banks * 10 s + 12 calls * 5 s + margin 120 s.
-    assert t == 600 + 40 + 60 + 120
+    # 3 deals * 260 turns * 1 s + 4 banks * 10 s + 12 calls * 5 s + margin 120 s.
+    assert t == 780 + 40 + 60 + 120
 
 
 @both_backends
