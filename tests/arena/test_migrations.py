@@ -156,11 +156,11 @@ def test_0008_adds_the_search_indexes_and_takes_them_back(empty_database_url: st
 
 
 @both_backends
-def test_0009_adds_the_rotation_grace_columns_keeping_every_bot(database_url: str) -> None:
+def test_0009_adds_the_rotation_grace_columns_keeping_every_bot(empty_database_url: str) -> None:
     """Issue 19 §4: a rotation's grace needs the previous generation and the rotation's time.
     Existing bots get neither (no grace in progress); the downgrade takes both away and
     keeps the bots and what references them."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     try:
         upgrade(db, "0008")
         t = "'2026-12-01 12:00:00'"
@@ -196,12 +196,12 @@ def test_0009_adds_the_rotation_grace_columns_keeping_every_bot(database_url: st
 
 
 @both_backends
-def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
+def test_0010_adds_accounts_keeping_every_bot(empty_database_url: str) -> None:
     """Issue 21: from a database at 0009 holding a bot with a version (a row that
     references ``bots``, which SQLite copies to add ``account_id``), 0010 keeps every row and
     reference, the bot has no account, and an account can then own it; the downgrade drops
     the tables and the column and keeps the bot."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     try:
         upgrade(db, "0009")
         t = "'2026-12-03 12:00:00'"
@@ -217,6 +217,8 @@ def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
             ):
                 conn.execute(sa.text(statement))
         upgrade(db, "0010")
+        # SQLite rebuilt bots in batch mode: 0008's search indexes must survive it.
+        assert {"ix_bots_name_lower", "ix_bots_deleted"} <= index_names(db)
         with db.engine.begin() as conn:
             assert conn.execute(sa.text("SELECT id, account_id FROM bots")).all() == [(1, None)]
             assert conn.execute(sa.text("SELECT bot_id FROM bot_versions")).all() == [(1,)]
@@ -232,6 +234,7 @@ def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
         assert {"accounts", "account_tokens", "sign_in_delays"} <= set(
             inspect(db.engine).get_table_names())
         upgrade_or_downgrade(db, "0009")
+        assert {"ix_bots_name_lower", "ix_bots_deleted"} <= index_names(db)
         assert not {"accounts", "account_tokens", "sign_in_delays"} & set(
             inspect(db.engine).get_table_names())
         with db.engine.begin() as conn:
@@ -241,10 +244,10 @@ def test_0010_adds_accounts_keeping_every_bot(database_url: str) -> None:
 
 
 @both_backends
-def test_0011_adds_the_ladder_set_table_and_takes_it_back(database_url: str) -> None:
+def test_0011_adds_the_ladder_set_table_and_takes_it_back(empty_database_url: str) -> None:
     """Issue 21 §5: the rotations of a ladder duplicate set are rows of
     ``ladder_set_matches``; before it no match belongs to a set."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     try:
         upgrade(db, "0010")
         assert "ladder_set_matches" not in inspect(db.engine).get_table_names()

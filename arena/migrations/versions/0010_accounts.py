@@ -68,6 +68,16 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_bots_account_id"), ["account_id"])
         batch_op.create_foreign_key(batch_op.f("fk_bots_account_id_accounts"), "accounts",
                                     ["account_id"], ["id"])
+    _restore_0008_indexes()
+
+
+def _restore_0008_indexes() -> None:
+    """SQLite's batch mode rebuilds ``bots`` from what it can reflect, and it cannot reflect
+    0008's expression index (nor keep its partial one): put both back, as 0008 made them."""
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("CREATE INDEX IF NOT EXISTS ix_bots_name_lower ON bots (lower(name))")
+        op.execute("CREATE INDEX IF NOT EXISTS ix_bots_deleted ON bots (id) "
+                   "WHERE deleted_at IS NOT NULL")
 
 
 def downgrade() -> None:
@@ -75,6 +85,7 @@ def downgrade() -> None:
         batch_op.drop_constraint(batch_op.f("fk_bots_account_id_accounts"), type_="foreignkey")
         batch_op.drop_index(batch_op.f("ix_bots_account_id"))
         batch_op.drop_column("account_id")
+    _restore_0008_indexes()
     op.drop_table("sign_in_delays")
     op.drop_index(op.f("ix_account_tokens_account_id"), table_name="account_tokens")
     op.drop_table("account_tokens")
