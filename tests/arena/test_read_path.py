@@ -166,7 +166,7 @@ def seed(app: Flask, n: int) -> Seeded:
         service.advance(app, tid)
     with db.begin() as s:  # a few tables being played now (the "live now" pages)
         running = list(s.scalars(select(Match.id).where(Match.state == "queued")
-                                 .order_by(Match.id).limit(3)))
+                                 .order_by(Match.id.desc()).limit(3)))
         s.execute(update(Match).where(Match.id.in_(running))
                   .values(state="running", started_at=utcnow()))
     return Seeded(bots, busy, matches, tournaments["swiss"], tournaments["knockout"],
