@@ -65,11 +65,13 @@ def status(client: FlaskClient, bot_id: int) -> str:
 
 
 def forfeit_a_match(app: Flask, bots: list[Bot | None]) -> None:
+    """A real match the flaky bot forfeits: its first bad answer (late in a deal) is its one
+    strike allowed; three deals, so that no short deal can spare it."""
     with get_db(app).begin() as s:
         seated = [s.get(Bot, b.id) for b in bots if b is not None]
-        limits = dataclasses.replace(default_limits(app.config), max_strikes=2)
+        limits = dataclasses.replace(default_limits(app.config), max_strikes=1)
         match = create_match(s, bots=[b for b in seated if b is not None], ruleset="standard",
-                             deals=1, limits=limits, kind="admin")
+                             deals=3, limits=limits, kind="admin")
         match_id = match.id
     with app.app_context():
         assert jobs.play_match(match_id) == "finished"
@@ -133,6 +135,7 @@ def test_a_check_that_passes_during_the_bench_waits_for_its_end(
         table = [s.get(Bot, b) for b in [bot_id, *others]]
         s.expunge_all()
     forfeit_a_match(app, table)
+    assert status(client, bot_id) == "unhealthy"
     auth = {"Authorization": f"Bearer {token}"}
     assert client.post(f"/api/bots/{bot_id}/check", headers=auth).status_code == 202
     run_queued_jobs(app)

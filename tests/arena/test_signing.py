@@ -175,6 +175,8 @@ def test_the_web_form_shows_the_secret_once(app: Flask, client: FlaskClient,
     assert csrf is not None
     r = client.post("/bots/new", data={"csrf_token": csrf.group(1), "name": "webbot",
                                        "url": sdk_bots[0].url})
+    assert r.status_code == 303  # to the welcome page (tests/arena/test_welcome.py)
+    r = client.get(r.headers["Location"])
     assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
     with get_db(app).begin() as s:
         bot = s.scalar(select(Bot).where(Bot.name == "webbot"))
@@ -184,6 +186,7 @@ def test_the_web_form_shows_the_secret_once(app: Flask, client: FlaskClient,
         secret = derive_secret(signing_key(app), bot_id, 1)
     assert secret in r.get_data(as_text=True)
     assert secret not in client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    assert secret not in client.get(f"/bots/{bot_id}/welcome").get_data(as_text=True)
 
 
 def test_changing_the_signing_key_changes_every_secret(app: Flask) -> None:
