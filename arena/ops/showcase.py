@@ -73,7 +73,7 @@ def start_showcase(base: str, admin: str, children: list[Child],
         if check is None or check.get("state") != "passed":
             say(f"showcase: {name} did not pass its health check: {check}")
             return None
-        show.bots.append(int(r.json()["id"]))
+        show.bots.append(int(r.json()["bot"]["id"]))
     match = show.start_match()
     say(f"\nshowcase: match #{match}, bots thinking {SHOWCASE_THINK_MS} ms a move "
         f"({SHOWCASE_DEALS} deals; the next starts when it ends)")

@@ -356,9 +356,13 @@ def test_the_forking_worker_counts_its_horses_calls(
                       fault="none") > 0
         folder = Path(wait_for(lambda: _private_folder(worker.pid), 10,
                                what="the worker's private metrics folder"))
-        assert not [p.name for p in folder.glob("*.db")
+
+        def horses_files() -> list[str]:
+            return [p.name for p in folder.glob("*.db")
                     if not p.name.startswith(("counter_archive", "histogram_archive"))
                     and str(worker.pid) not in p.name]
+        # Folded once the worker has seen the horse exit: a moment after the match is stored.
+        wait_for(lambda: not horses_files(), 60, what="the horses' metrics files folded away")
     finally:
         stop_all([worker])
 

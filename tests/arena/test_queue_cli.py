@@ -21,7 +21,8 @@ from .conftest import worker_env
 @pytest.fixture
 def env(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
     values = worker_env(app)
-    for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "SECRET_KEY", "ADMIN_TOKEN",
+    for key in ("DATABASE_URL", "REDIS_URL", "QUEUE_NAME", "REDIS_NAMESPACE", "SECRET_KEY",
+                "ADMIN_TOKEN",
                 "ARENA_INSTANCE_PATH", "ALLOW_PRIVATE_BOT_URLS"):
         monkeypatch.setenv(key, values[key])
 
@@ -92,7 +93,9 @@ def test_a_failed_match_job_says_what_the_database_says(
         bots = list(s.scalars(select(Bot).where(Bot.id.in_(four_bots)).order_by(Bot.id)))
         match_id = create_match(s, bots=bots, ruleset="standard", deals=1, limits=Limits(),
                                 kind="admin", seed=1).id
-    q.enqueue(boom, match_id, job_id=f"match-{match_id}-1")
+    # Attempt 99: match ids start again in each test's database while Redis is the run's, and
+    # an earlier test's "match-1-1" (with RQ retries) would lend this job its retries.
+    q.enqueue(boom, match_id, job_id=f"match-{match_id}-99")
     with app.app_context():
         SimpleWorker([q], connection=q.connection).work(burst=True, logging_level="ERROR")
     capsys.readouterr()

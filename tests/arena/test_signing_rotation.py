@@ -124,7 +124,9 @@ def test_a_bot_holding_the_old_secret_keeps_playing_through_the_grace(
     assert seat0 and all(s["reason"] == "http_status" and "401" in s["detail"] for s in seat0)
     assert all(s["seat"] == 0 for s in body["strikes"])
     with app.app_context():
-        assert jobs.check_bot(ids[0]).startswith("failed: GET /: answered HTTP 401")
+        verdict = jobs.check_bot(ids[0])
+        assert verdict.startswith("failed: GET /: HTTP error status")
+        assert "answered HTTP 401" in verdict
 
 
 @both_backends

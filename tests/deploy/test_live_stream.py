@@ -52,7 +52,8 @@ def live_edge() -> Iterator[LiveEdge]:
     queue = f"arena-live-edge-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "ARENA_INSTANCE_PATH": str(runtime / "instance"),
            "SECRET_KEY": uuid.uuid4().hex + uuid.uuid4().hex, "TRUSTED_PROXY_HOPS": "1",
-           "QUEUE_NAME": queue, "REDIS_URL": url, "RATE_LIMITS_ENABLED": "0",
+           "QUEUE_NAME": queue, "REDIS_NAMESPACE": queue, "REDIS_URL": url,
+           "RATE_LIMITS_ENABLED": "0",
            "LIVE_MAX_VIEWERS_PER_IP": "2"}
     env.pop("ADMIN_TOKEN", None)
     children: list[Child] = []

@@ -216,9 +216,12 @@ def test_prometheus_scrapes_overshoot_and_the_rest_during_real_matches(
         return (dep.value('sum(arena_match_jobs_total{outcome="finished"})') or 0) >= 2
     wait_for(scraped, 60, what="Prometheus to scrape both finished matches")
 
-    # Every process was scraped.
-    up = {r["metric"]["job"]: r["value"][1] for r in dep.query("up")}
-    assert up == {"arena-web": "1", "arena-worker": "1", "arena-live": "1"}, up
+    # Every process is scraped.  Waited for, not read once: on a saturated machine one scrape
+    # may miss its 1 s timeout (``up`` 0 until the next one).
+    def all_up() -> dict[str, str] | None:
+        up = {r["metric"]["job"]: r["value"][1] for r in dep.query("up")}
+        return up if up == {"arena-web": "1", "arena-worker": "1", "arena-live": "1"} else None
+    wait_for(all_up, 60, what="every target to be up in Prometheus")
     # The deadline overshoot histogram: the slow seat's timed-out moves, one observation
     # each (it forfeits at its fourth strike in each match; a well-behaved bot slowed down
     # by a loaded machine may add its own), and a p99 from its buckets.
