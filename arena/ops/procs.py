@@ -16,6 +16,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ class Child:
     proc: subprocess.Popen[bytes]
     url: str | None = None
     log: list[str] = field(default_factory=list)
+    drain: threading.Thread | None = None
+    """The thread that keeps reading the child's stderr (:func:`_drain`), if any."""
 
     @property
     def pid(self) -> int:
@@ -54,6 +57,19 @@ class Child:
         for pid in family:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        self.close_pipes()
+
+    def close_pipes(self) -> None:
+        """Close our ends of the child's pipes once it is gone (the drain thread closes
+        stderr at its end of file; a pipe left open is a leaked descriptor)."""
+        if self.drain is not None:
+            self.drain.join(timeout=5)
+            if self.drain.is_alive():
+                return  # something still holds the pipe: the thread closes it at EOF
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
 def descendants(pid: int) -> list[int]:
@@ -101,7 +117,7 @@ def start_bot(module: str, *, port: int = 0, host: str = "127.0.0.1",
         child.stop()
         raise RuntimeError(f"bot {module} did not start")
     # Keep draining stderr so the bot never blocks on a full pipe.
-    _drain(proc)
+    child.drain = _drain(proc)
     return child
 
 
@@ -128,15 +144,19 @@ def _wait_for_url(proc: subprocess.Popen[bytes], timeout_s: float) -> str | None
     return url
 
 
-def _drain(proc: subprocess.Popen[bytes]) -> None:
-    import threading
+def _drain(proc: subprocess.Popen[bytes]) -> threading.Thread:
+    """Read the child's stderr until its end (then close it) in a daemon thread."""
+    stream = proc.stderr
+    assert stream is not None
 
     def run() -> None:
-        assert proc.stderr is not None
-        while proc.stderr.read(65536):
-            pass
+        with contextlib.suppress(OSError, ValueError), stream:
+            while stream.read(65536):
+                pass
 
-    threading.Thread(target=run, daemon=True).start()
+    thread = threading.Thread(target=run, daemon=True, name=f"drain-{proc.pid}")
+    thread.start()
+    return thread
 
 
 def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
@@ -173,7 +193,7 @@ def start_relay(env: Mapping[str, str], *, port: int = 0, host: str = "127.0.0.1
         child.stop()
         raise RuntimeError("the live relay did not start")
     child.url = url.removesuffix("/live/")
-    _drain(proc)
+    child.drain = _drain(proc)
     return child
 
 
