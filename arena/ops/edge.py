@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import requests
@@ -41,11 +41,15 @@ def nginx_binary() -> str | None:
         (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
 
 
-def render_nginx_conf(text: str, *, listen: str, upstream: str, runtime_dir: Path,
-                      live_upstream: str = "127.0.0.1:8100") -> str:
+def render_nginx_conf(text: str, *, listen: str, upstream: str | Sequence[str],
+                      runtime_dir: Path, live_upstream: str = "127.0.0.1:8100") -> str:
     """``deploy/nginx.conf`` with its templated lines pointed at ``listen``, ``upstream`` (the
-    web app), ``live_upstream`` (the live relay) and paths under ``runtime_dir``; every other
+    web app: one address, or several web processes that nginx balances, one ``server`` line
+    each), ``live_upstream`` (the live relay) and paths under ``runtime_dir``; every other
     line is kept byte for byte."""
+    webs = [upstream] if isinstance(upstream, str) else list(upstream)
+    if not webs:
+        raise EdgeError("no web upstream given")
     logs, temp = runtime_dir / "logs", runtime_dir / "temp"
     out, seen = [], set()
     for line in text.splitlines(keepends=True):
@@ -56,8 +60,12 @@ def render_nginx_conf(text: str, *, listen: str, upstream: str, runtime_dir: Pat
         directive, value = m["directive"], m["value"]
         if directive == "listen":
             value = listen
+        elif directive == "server" and m["tag"] != "live":
+            seen.add(directive)
+            out.extend(f"{m['indent']}server {web};\n" for web in webs)
+            continue
         elif directive == "server":
-            value = live_upstream if m["tag"] == "live" else upstream
+            value = live_upstream
         elif directive in ("access_log", "error_log"):
             value = value.replace("/var/log/nginx/", f"{logs}/")
         elif directive.endswith("_temp_path"):
@@ -100,9 +108,11 @@ def start_gunicorn(*, host: str, port: int, env: Mapping[str, str],
     return Child("gunicorn", proc, url=f"http://{host}:{port}")
 
 
-def start_nginx(*, listen_host: str, listen_port: int, upstream: str, runtime_dir: Path,
-                conf_text: str | None = None, live_upstream: str = "127.0.0.1:8100") -> Child:
-    """nginx with ``deploy/nginx.conf`` rendered for this machine, in the foreground."""
+def start_nginx(*, listen_host: str, listen_port: int, upstream: str | Sequence[str],
+                runtime_dir: Path, conf_text: str | None = None,
+                live_upstream: str = "127.0.0.1:8100") -> Child:
+    """nginx with ``deploy/nginx.conf`` rendered for this machine, in the foreground
+    (``upstream``: the web process, or several: :func:`render_nginx_conf`)."""
     binary = nginx_binary()
     if binary is None:
         raise EdgeError("nginx is not installed (Debian: apt-get install nginx)")
