@@ -372,18 +372,21 @@ def fleet(settings: FleetSettings, database_url: str,
     nport = free_port()
     f = Fleet(settings, env, runtime, db, f"http://127.0.0.1:{nport}", Redis.from_url(redis.url))
     try:
+        # The heavy Python processes boot side by side while the bots start one by one.
+        webs = [start_gunicorn(host="127.0.0.1", port=free_port(), env=env)
+                for _ in range(settings.web_processes)]
+        f.children.extend(webs)
+        for i in range(settings.machines):
+            machine = Machine(f"machine-{i}", env, settings.workers_per_machine, runtime)
+            machine.start()
+            f.machines.append(machine)
+        f.start_clock(ladder=True)
         for i in range(settings.bots):
             bot = start_bot(BOT_MODULES[i % len(BOT_MODULES)],
                             args=["--think-ms", str(settings.think_ms)])
             f.children.append(bot)
             assert bot.url is not None
             f.bot_urls.append(bot.url)
-        webs = []
-        for _ in range(settings.web_processes):
-            port = free_port()
-            web = start_gunicorn(host="127.0.0.1", port=port, env=env)
-            f.children.append(web)
-            webs.append(web)
         for web in webs:
             wait_http(f"{web.url}/healthz", timeout_s=180, child=web)
         nginx = start_nginx(listen_host="127.0.0.1", listen_port=nport,
@@ -391,12 +394,7 @@ def fleet(settings: FleetSettings, database_url: str,
                             runtime_dir=runtime / "nginx")
         f.children.append(nginx)
         wait_http(f"{f.nginx_url}/healthz", timeout_s=60, child=nginx)
-        for i in range(settings.machines):
-            machine = Machine(f"machine-{i}", env, settings.workers_per_machine, runtime)
-            machine.start()
-            f.machines.append(machine)
         f.register_bots()
-        f.start_clock(ladder=True)
         yield f
     finally:
         for machine in f.machines:
