@@ -500,11 +500,14 @@ class Audit:
 
 
 def audit(f: Fleet, posted: list[int]) -> Audit:
-    """Count what the drill lost or duplicated, and compare the ratings with a recompute."""
+    """Count what the drill lost (a match posted but missing, not finished, without its
+    result or, rated, without a rating event per seat) or duplicated (more than one result,
+    or more rating events than seats), and compare the ratings with a recompute."""
     with f.db.begin() as s:
         states = dict(s.execute(select(Match.id, Match.state)).all())
         kinds = dict(s.execute(select(Match.id, Match.kind)).all())
         attempts = dict(s.execute(select(Match.id, Match.attempts)).all())
+        rated = set(s.scalars(select(Match.id).where(Match.rated.is_(True))))
         results = dict(s.execute(select(MatchResult.match_id, func.count())
                                  .group_by(MatchResult.match_id)).all())
         events = dict(s.execute(select(RatingEvent.match_id, func.count())
@@ -512,7 +515,8 @@ def audit(f: Fleet, posted: list[int]) -> Audit:
         seats = dict(s.execute(select(MatchSeat.match_id, func.count())
                                .group_by(MatchSeat.match_id)).all())
     lost = sum(1 for m in posted if m not in states) + sum(
-        1 for m, state in states.items() if state != "finished" or results.get(m, 0) == 0)
+        1 for m, state in states.items() if state != "finished" or results.get(m, 0) == 0
+        or (m in rated and events.get(m, 0) < seats.get(m, 0)))
     duplicated = sum(1 for m in states
                      if results.get(m, 0) > 1 or events.get(m, 0) > seats.get(m, 0))
     _, problems = check_all(f.db, initial=1500.0, k=32.0)
