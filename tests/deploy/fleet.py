@@ -337,6 +337,16 @@ class Fleet:
         return {m: started for m, attempts, started in rows
                 if attempts > orphans[m] and started is not None}
 
+    def answered_by(self) -> dict[str, int]:
+        """Requests per web process, from nginx's access log (its last field,
+        ``$upstream_addr``, names the gunicorn that answered)."""
+        counts: dict[str, int] = {}
+        log = self.runtime / "nginx" / "logs" / "access.log"
+        for line in log.read_text().splitlines():
+            upstream = line.rsplit(" ", 1)[-1]
+            counts[upstream] = counts.get(upstream, 0) + 1
+        return counts
+
     def finished(self, ids: list[int]) -> bool:
         with self.db.begin() as s:
             states = s.scalars(select(Match.state).where(Match.id.in_(ids))).all()
@@ -535,6 +545,10 @@ class DrillReport:
     audit: Audit
     posted: int
     feed_errors: list[str]
+    """POSTs of the feeder that failed (nginx or gunicorn too slow on a saturated machine:
+    not a lost match, which is one whose POST was answered)."""
+    answered_by: dict[str, int]
+    """Requests per web process (nginx's access log)."""
     seconds: float
 
     @property
@@ -556,6 +570,8 @@ class DrillReport:
             f"matches: {a.matches} ({a.admin} posted through nginx, {a.ladder} ladder), "
             f"finished {a.finished}, lost {a.lost}, duplicated {a.duplicated}, "
             f"replays {a.replays}",
+            f"web: requests per gunicorn {sorted(self.answered_by.values())}, "
+            f"failed posts {len(self.feed_errors)}",
             f"orphans: {len(t)}, takeover p50 {statistics.median(t) if t else 0:.2f} s, "
             f"max {max(t, default=0):.2f} s (bound {s.takeover_bound_s():g} s)",
             "ratings: " + ("equal the recompute" if not a.rating_problems
@@ -586,7 +602,7 @@ def run_drill(f: Fleet, kills: int = 3,
     for m in posted:  # what the public API says, through nginx
         assert f.get(f"/api/matches/{m}")["state"] == "finished", m
     return DrillReport(f.settings, done, audit(f, posted), len(posted), feeder.errors,
-                       time.monotonic() - t0)
+                       f.answered_by(), time.monotonic() - t0)
 
 
 def cleanup(runtime: Path) -> None:

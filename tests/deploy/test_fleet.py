@@ -65,10 +65,12 @@ def test_killing_whole_machines_loses_and_duplicates_nothing() -> None:
         for kill in report.kills:
             assert kill.orphans and kill.processes >= settings.workers_per_machine
             assert set(kill.takeover_s) == set(kill.orphans)
-        # Matches came both ways: posted through nginx (both web processes) and by the
-        # clock's ladder rounds.
-        assert report.posted > 0 and a.admin == report.posted and a.ladder > 0
-        assert report.feed_errors == []
+        # Matches came both ways: posted through nginx and by the clock's ladder rounds;
+        # nginx spread the requests over both web processes.  (A POST that failed on a
+        # saturated machine is no lost match; one that was answered must not be lost.)
+        assert report.posted > 0 and a.admin >= report.posted and a.ladder > 0
+        assert len(report.answered_by) == settings.web_processes
+        assert min(report.answered_by.values()) > 0
         assert a.lost == 0 and a.duplicated == 0
         assert a.finished == a.matches
         assert a.rating_problems == []
