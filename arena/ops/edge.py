@@ -133,10 +133,10 @@ def start_nginx(*, listen_host: str, listen_port: int, upstream: str | Sequence[
         capture_output=True, text=True, timeout=60, check=False)
     if check.returncode != 0:
         raise EdgeError(f"nginx -t refused the rendered config: {check.stderr.strip()}")
-    proc = subprocess.Popen(
-        [binary, "-p", str(runtime_dir), "-c", str(conf),
-         "-g", f"daemon off; pid {runtime_dir / 'nginx.pid'};"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=open(runtime_dir / "logs" / "stderr.log", "wb"),  # noqa: SIM115 - child owns it
-        start_new_session=True)
+    with (runtime_dir / "logs" / "stderr.log").open("wb") as stderr:  # the child keeps a copy
+        proc = subprocess.Popen(
+            [binary, "-p", str(runtime_dir), "-c", str(conf),
+             "-g", f"daemon off; pid {runtime_dir / 'nginx.pid'};"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            start_new_session=True)
     return Child("nginx", proc, url=f"http://{listen_host}:{listen_port}")
