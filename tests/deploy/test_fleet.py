@@ -59,11 +59,12 @@ def test_killing_whole_machines_loses_and_duplicates_nothing() -> None:
             report = run_drill(f, kills=3)
         print("\n".join(report.lines()))
         a = report.audit
-        assert len(report.kills) == 3
-        # Each kill took a machine down in the middle of at least one match (the drill
-        # waited for one), and every such orphan was claimed again by another worker.
+        # Three kills took a machine down in the middle of matches (the drill waits for one
+        # to start; on a slow machine a kill may still find them all ended, and another
+        # follows), and every orphan was claimed again by another worker.
+        assert sum(1 for kill in report.kills if kill.orphans) == 3
         for kill in report.kills:
-            assert kill.orphans and kill.processes >= settings.workers_per_machine
+            assert kill.processes >= settings.workers_per_machine
             assert set(kill.takeover_s) == set(kill.orphans)
         # Matches came both ways: posted through nginx and by the clock's ladder rounds;
         # nginx spread the requests over both web processes.  (A POST that failed on a
