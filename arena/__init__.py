@@ -28,19 +28,26 @@ rediskeys.adopt_environment()
 
 from flask import Flask  # noqa: E402
 from werkzeug.middleware.proxy_fix import ProxyFix  # noqa: E402
-from werkzeug.routing import BaseConverter  # noqa: E402
+from werkzeug.routing import BaseConverter, ValidationError  # noqa: E402
 
 from .core import config, logs, queue, security, storage  # noqa: E402
+from .core.models import MAX_ID  # noqa: E402
 from .web import errors, limits, observe, readcache  # noqa: E402
 
 
 class IdConverter(BaseConverter):
-    """A positive database id (at most 18 digits, so it always fits a 64-bit integer)."""
+    """A positive database id, at most :data:`~arena.core.models.MAX_ID` (the columns are
+    32-bit on PostgreSQL).  A larger number matches no rule, so every route answers it 404
+    ("no such row", which it is) instead of sending it to the database, which refused it with
+    a 500.  The pattern takes at most 10 digits; ``to_python`` bounds the value."""
 
-    regex = r"[1-9][0-9]{0,17}"
+    regex = r"[1-9][0-9]{0,9}"
 
     def to_python(self, value: str) -> int:
-        return int(value)
+        number = int(value)
+        if number > MAX_ID:
+            raise ValidationError()
+        return number
 
     def to_url(self, value: Any) -> str:
         return str(int(value))

@@ -46,6 +46,7 @@ from referee.runner.faults import fault_name, plain_fault
 from referee.runner.match import FORFEITED, TurnRecord
 from referee.runner.requests import move_requests
 from referee.wire.players import Player, Reply
+from referee.wire.text import printable_bytes, printable_tree, stored_json
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,9 @@ class CallRecorder:
 
     def _call(self, match_id: int, turn: TurnRecord, kept: bytes, size: int,
               at: float) -> Call:
-        answer = kept.decode("utf-8", "replace")
+        # As it came, in a form every reader encodes: bytes that are not UTF-8 as \xNN, NUL as
+        # \x00 (referee.wire.text; the say and the detail were checked at the wire).
+        answer = printable_bytes(kept)
         if turn.fault is not None:
             # A refused answer (a 500's traceback, a body that is not JSON) is scrubbed like
             # every fault text: it may echo the bot's URL or an address (referee.wire.redact).
@@ -178,7 +181,8 @@ def _stored(app: Flask, bot_id: int, limit: int) -> list[Call]:
     calls = []
     for item in raw:
         try:
-            calls.append(Call(**json.loads(item)))
+            # Repaired: a call kept before the text rule may hold NUL or a lone surrogate.
+            calls.append(Call(**printable_tree(json.loads(item))))
         except (TypeError, ValueError):
             continue  # written by another version: skip rather than fail the page
     return calls
@@ -204,7 +208,7 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
         results = s.scalars(select(MatchResult).options(undefer(MatchResult.log_gz))
                             .where(MatchResult.match_id.in_(wanted))).all()
         for result in results:
-            doc = json.loads(gzip.decompress(result.log_gz))
+            doc = stored_json(gzip.decompress(result.log_gz))
             seat = next((x["seat"] for x in doc.get("seats", [])
                          if x.get("player") == f"bot:{bot_id}"), None)
             if seat is None:
@@ -218,7 +222,8 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
     out = []
     for c in calls:
         # In words also when kept before the referee wrote them so (plain_fault).
-        out.append({**asdict(c), "detail": plain_fault(c.fault, c.detail),
+        # An answer played has a detail only when its say was dropped (referee.wire.protocol).
+        out.append({**asdict(c), "detail": plain_fault(c.fault, c.detail) if c.fault else c.detail,
                     "verdict": verdict(c.fault),
                     "request": requests.get((c.match_id, c.deal, c.turn))})
     return out

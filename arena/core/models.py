@@ -76,6 +76,12 @@ NAMING = {
 }
 
 
+MAX_ID = 2**31 - 1
+"""Largest id a row can have: every table's id is an ``INTEGER`` column, 32-bit on
+PostgreSQL.  Every id a client names (in a URL: the ``id`` converter, ``arena/__init__.py``;
+in a query, a cursor or a body: ``arena.web``) is checked against it before it reaches a
+query, so a larger one is "no such row" (404, or a 4xx of the body) rather than the
+database's "integer out of range" (a 500)."""
 RULESET_NAME_MAX = 1000
 """Width of the rule-set name columns (``matches.ruleset``, ``tournaments.ruleset``; migration
 0007 widened them from 64): a preset with option changes is named ``name+key=value,...``

@@ -18,7 +18,7 @@ import click
 from flask import Flask
 from sqlalchemy import select
 
-from arena.core.models import Bot
+from arena.core.models import MAX_ID, Bot
 from arena.core.storage import get_db
 from arena.core.tournament_models import FORMATS, Tournament
 from arena.tournaments import service
@@ -82,8 +82,9 @@ def create(name: str, fmt: str, ruleset: str | None, bots: tuple[str, ...], deal
     with get_db(app).begin() as s:
         entrants = []
         for ref in bots:
-            bot = s.get(Bot, int(ref)) if ref.isdigit() else s.scalars(
-                select(Bot).where(Bot.name == ref)).first()
+            numbered = ref.isascii() and ref.isdigit()
+            bot = (None if int(ref) > MAX_ID else s.get(Bot, int(ref))) if numbered else \
+                s.scalars(select(Bot).where(Bot.name == ref)).first()
             if bot is None or bot.deleted_at is not None:
                 raise click.ClickException(f"no bot {ref!r}")
             entrants.append(bot)

@@ -32,7 +32,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.accounts import service as accounts
 from arena.accounts import sessions
-from arena.core.models import Account, Bot, Match, MatchSeat, Rating
+from arena.core.models import MAX_ID, Account, Bot, Match, MatchSeat, Rating
 from arena.core.security import bearer_token
 from arena.core.storage import session
 from arena.web.errors import ApiError, error_response
@@ -225,7 +225,7 @@ def adopt() -> Response | WerkzeugResponse:
         return _my_bots_page(account, status=403, adopt_errors=[FORM_EXPIRED])
     named = request.form.get("bot", "").strip()
     bot = None
-    if named.isascii() and named.isdigit() and len(named) < 19:
+    if named.isascii() and named.isdigit() and len(named) < 19 and int(named) <= MAX_ID:
         bot = s.get(Bot, int(named))
     if bot is None and named:
         bot = s.scalar(select(Bot).where(Bot.name == named))

@@ -70,6 +70,7 @@ from referee import preset_names
 from referee.runner import log as referee_log
 from referee.runner.faults import plain_items, plain_log
 from referee.runner.match import Limits
+from referee.wire.text import stored_json
 
 from .plumbing import (
     app_object,
@@ -306,7 +307,7 @@ def match_replay(match_id: int) -> Response:
     if result is None:
         raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
     refuse_while_deals_in_play(m.id)
-    doc = json.loads(gzip.decompress(result.log_gz))
+    doc = stored_json(gzip.decompress(result.log_gz))
     data = replay_frames(doc, [x.bot_id for x in m.seats], [x.bot.name for x in m.seats])
     data["match_url"] = url_for("matches.match_page", match_id=m.id)
     resp = jsonify(data)
@@ -414,7 +415,8 @@ def match_log(match_id: int) -> Response:
     refuse_while_deals_in_play(match.id)
     # Fault details in words, also in a log stored before the referee wrote them so; the
     # document is otherwise as stored (it verifies: details are not compared).
-    doc = plain_log(json.loads(gzip.decompress(result.log_gz)))
+    # Strings stored before the protocol's text rule are repaired (referee.wire.text).
+    doc = plain_log(stored_json(gzip.decompress(result.log_gz)))
     if fmt == "json":
         resp = Response(json.dumps(doc, separators=(",", ":")), mimetype="application/json")
     else:

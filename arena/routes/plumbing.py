@@ -28,7 +28,7 @@ from sqlalchemy.orm.interfaces import ORMOption
 
 from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
-from arena.core.models import Bot, utcnow
+from arena.core.models import MAX_ID, Bot, utcnow
 from arena.core.security import bearer_token, is_admin, token_matches
 from arena.core.storage import session
 from arena.play.uncertainty import margin_of
@@ -41,8 +41,6 @@ from referee.runner.faults import FAULTS
 FAULT_NAMES = {code: kind.name for code, kind in FAULTS.items()}
 """Every fault's name by its code, for the replay viewer (one vocabulary with the pages)."""
 
-MAX_ID = 2**62
-"""Largest id a body may name (ids in URLs are bounded by the ``id`` converter)."""
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")

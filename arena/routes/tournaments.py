@@ -181,7 +181,8 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
         "ruleset": f.get("ruleset", "standard"), "deals": f.get("deals", ""),
         "advance": f.get("advance", "2"), "rounds": f.get("rounds", "").strip(),
         "duplicate": f.get("duplicate") == "on",
-        "bots": [int(x) for x in f.getlist("bots") if x.isdigit() and len(x) < 12],
+        "bots": [int(x) for x in f.getlist("bots")
+                 if x.isascii() and x.isdigit() and len(x) < 12],  # "²".isdigit() too
     }
     errors: list[str] = []
     if not csrf_ok():
@@ -196,7 +197,7 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     for key in ("deals", "advance", "rounds"):
         raw = str(form[key])
         if raw:
-            if not raw.isdigit() or len(raw) > 6:
+            if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
                 errors.append(f"{key.title()}: a whole number, please.")
             else:
                 body[key] = int(raw)

@@ -17,6 +17,8 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from referee.wire.text import text_problem
+
 log = logging.getLogger(__name__)
 
 
@@ -155,12 +157,11 @@ def _parse_float(text: str) -> float:
 
 
 def _check_text(value: str) -> str:
-    if "\x00" in value:
-        raise BodyError("bad_string", "strings may not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BodyError("bad_string", "strings may not contain lone UTF-16 surrogates") from None
+    """The one text rule, the same for what a bot sends (:mod:`referee.wire.text`)."""
+    if text_problem(value) is not None:
+        if "\x00" in value:
+            raise BodyError("bad_string", "strings may not contain NUL characters")
+        raise BodyError("bad_string", "strings may not contain lone UTF-16 surrogates")
     return value
 
 

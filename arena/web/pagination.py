@@ -21,6 +21,8 @@ from typing import Any
 
 from flask import current_app
 
+from arena.core.models import MAX_ID
+
 from .errors import ApiError
 
 MAX_CURSOR_CHARS = 200
@@ -52,7 +54,8 @@ def _cursor_value(token: str, kind: str, max_chars: int = MAX_CURSOR_CHARS) -> A
 def decode_cursor(token: str, kind: str) -> int:
     """The key a cursor of list ``kind`` carries; 400 ``bad_cursor`` for anything else."""
     value = _cursor_value(token, kind)
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63:
+    # Every keyset list is keyed by an id: a larger key would reach an INTEGER column.
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ID:
         raise _bad_cursor()
     return value
 

@@ -34,6 +34,7 @@ from referee.game.cards import CardError, mask_texts, move_id, parse_mask, parse
 from referee.game.rules import RuleSet
 from referee.game.state import Deal, DealContext
 from referee.wire.protocol import PROTOCOL_VERSION
+from referee.wire.text import encodable_json
 
 from .match import (
     FORFEITED,
@@ -241,13 +242,15 @@ def _document(log: MatchRecord | dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(log: MatchRecord | dict[str, Any], *, lines: bool = False) -> str:
-    """The log as text: compact JSON, or JSON Lines with ``lines=True``."""
+    """The log as text: compact JSON, or JSON Lines with ``lines=True``.  Always a text that
+    encodes to UTF-8: a lone surrogate (in a log read from somewhere else, or written before
+    the protocol refused them) is written as its ``\\udXXX`` escape."""
     doc = _document(log)
     if lines:
-        return "".join(
+        return encodable_json("".join(
             json.dumps(x, separators=(",", ":"), ensure_ascii=False) + "\n" for x in to_lines(doc)
-        )
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"
+        ))
+    return encodable_json(json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n")
 
 
 def loads(text: str) -> dict[str, Any]:

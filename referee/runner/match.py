@@ -509,9 +509,9 @@ class _Match:
         move = PASS
         if fault is None:
             answer = judge_answer(reply.data, turn, legal, deal.hands[seat])
-            say = answer.say
+            say, detail = answer.say, answer.detail  # a played move's detail: a dropped say
             if answer.fault is not None:
-                fault, detail = answer.fault.value, answer.detail
+                fault = answer.fault.value
             elif answer.move is not None:
                 move = answer.move
         if fault is not None:

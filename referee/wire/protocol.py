@@ -17,10 +17,14 @@ from referee.game.compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
 from referee.game.view import WIRE_JSON, DealView, Fragments, legal_moves_json
+from referee.wire.text import text_problem
 
 PROTOCOL_VERSION = 1
 MAX_SAY = 140
 """Longest ``say`` text kept in the log (longer ones are cut)."""
+SAY_DROPPED = "say dropped: it "
+"""How the detail of a played turn begins when its ``say`` broke the text rule
+(:mod:`referee.wire.text`): the move stands, the say is not kept."""
 
 
 class AnswerFault(StrEnum):
@@ -177,6 +181,9 @@ def check_description(data: Any) -> str | None:
             return f"{key!r} must be a string"
         if len(value) > MAX_NAME:
             return f"{key!r} is longer than {MAX_NAME} characters"
+        problem = text_problem(value)
+        if problem is not None:  # kept in the log and shown: the arena's rule for text
+            return f"{key!r} {problem}"
     if not data["name"].strip():
         return "'name' must not be empty"
     return None
@@ -244,11 +251,14 @@ class Answer:
 
 
 def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
-    """Accept ``{"move": id}`` or ``{"cards": [...]}`` (and an optional ``say``)."""
+    """Accept ``{"move": id}`` or ``{"cards": [...]}`` (and an optional ``say``).
+
+    The texts of an answer a bot controls are checked here, once: a ``say`` that breaks the
+    text rule (:mod:`referee.wire.text`) is dropped (:func:`_say`); every other string the
+    bot sent reaches a detail only through ``repr``, which escapes NUL and surrogates."""
     if not isinstance(data, dict):
         return Answer(None, AnswerFault.NOT_AN_OBJECT, "the answer must be a JSON object", None)
-    say = data.get("say")
-    say = say[:MAX_SAY] if isinstance(say, str) else None
+    say, dropped = _say(data.get("say"))
     if "turn" in data and data["turn"] != turn:
         # Both values quoted as the JSON they are (indices), not as the turn people count.
         return Answer(None, AnswerFault.WRONG_TURN,
@@ -258,7 +268,7 @@ def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
     if isinstance(raw, str):
         ids = {move_id(m): m for m in legal}
         if raw in ids:
-            return Answer(ids[raw], None, "", say)
+            return Answer(ids[raw], None, dropped, say)
         if "move" in data:
             return Answer(None, AnswerFault.UNKNOWN_MOVE, f"no legal move has id {raw!r}", say)
     if not isinstance(raw, (str, list)) or (
@@ -273,7 +283,20 @@ def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
         return Answer(None, AnswerFault.NOT_IN_HAND, "cards not in hand", say)
     if mask not in legal:
         return Answer(None, AnswerFault.ILLEGAL, "not a legal play now", say)
-    return Answer(mask, None, "", say)
+    return Answer(mask, None, dropped, say)
+
+
+def _say(value: Any) -> tuple[str | None, str]:
+    """The ``say`` to keep (its first ``MAX_SAY`` characters), and why it was dropped when it
+    was: a say holding NUL or a lone surrogate is not kept, but costs the bot nothing (the say
+    is a courtesy; the move stands).  The reason becomes the detail of a turn whose move was
+    played (a refused move's detail says why the move was refused)."""
+    if not isinstance(value, str):
+        return None, ""
+    problem = text_problem(value)
+    if problem is not None:
+        return None, SAY_DROPPED + problem
+    return value[:MAX_SAY], ""
 
 
 def example_exchange() -> tuple[dict[str, Any], dict[str, Any]]:

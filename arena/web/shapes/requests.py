@@ -13,14 +13,13 @@ from typing import Annotated, ClassVar
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from arena.core.models import MAX_ID
 from arena.core.tournament_models import FORMATS
 
 from .base import Between, DefaultSetting, Length, OneOf, Shape
 
 MAX_SEED = 2**62
 """Largest seed a client may give (a match or a tournament's deals replay from it)."""
-MAX_ID = 10**18 - 1
-"""Largest id a query may name (18 digits, as the ``id`` converter of URLs takes)."""
 
 RULESET = ("a preset or alias, optionally followed by '+key=value,...' option changes "
            "(docs/rules.md, 'Naming a rule set in one string'); its canonical name must fit "
