@@ -28,26 +28,36 @@ rediskeys.adopt_environment()
 
 from flask import Flask  # noqa: E402
 from werkzeug.middleware.proxy_fix import ProxyFix  # noqa: E402
-from werkzeug.routing import BaseConverter, ValidationError  # noqa: E402
+from werkzeug.routing import BaseConverter  # noqa: E402
 
 from .core import config, logs, queue, security, storage  # noqa: E402
 from .core.models import MAX_ID  # noqa: E402
 from .web import errors, limits, observe, readcache  # noqa: E402
 
 
+def _at_most(limit: int) -> str:
+    """A regular expression of the decimal numbers 1..``limit`` (no leading zero): each
+    shorter length, then ``limit``'s digits with one of them lower and any digits after."""
+    digits = str(limit)
+    parts = [f"[1-9][0-9]{{0,{len(digits) - 2}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(int(c) for c in digits):
+        low = 1 if i == 0 else 0
+        if d > low:
+            parts.append(f"{digits[:i]}[{low}-{d - 1}][0-9]{{{len(digits) - i - 1}}}")
+    return "(?:" + "|".join([*parts, digits]) + ")"
+
+
 class IdConverter(BaseConverter):
     """A positive database id, at most :data:`~arena.core.models.MAX_ID` (the columns are
-    32-bit on PostgreSQL).  A larger number matches no rule, so every route answers it 404
-    ("no such row", which it is) instead of sending it to the database, which refused it with
-    a 500.  The pattern takes at most 10 digits; ``to_python`` bounds the value."""
+    32-bit on PostgreSQL).  The pattern takes exactly those numbers, so a larger one matches
+    no rule and every route, whatever its method, answers it 404 ("no such row", which it
+    is) instead of sending it to the database, which refused it with a 500.  (Refusing it in
+    ``to_python`` instead made Werkzeug answer 405 for the methods of a sibling rule.)"""
 
-    regex = r"[1-9][0-9]{0,9}"
+    regex = _at_most(MAX_ID)
 
     def to_python(self, value: str) -> int:
-        number = int(value)
-        if number > MAX_ID:
-            raise ValidationError()
-        return number
+        return int(value)
 
     def to_url(self, value: Any) -> str:
         return str(int(value))

@@ -24,6 +24,8 @@ from flask import current_app
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
+from arena.core.models import MAX_ID
+
 from .idempotency import IDEMPOTENT_MARK
 from .limits import MARK as LIMITED_MARK
 from .shapes import Answer, Error, RequestSchema, Shape
@@ -214,7 +216,9 @@ def openapi_document() -> dict[str, Any]:
         item = paths.setdefault(path, {})
         if rule.arguments:
             item["parameters"] = [{"name": a, "in": "path", "required": True,
-                                   "schema": {"type": "integer", "minimum": 1}}
+                                   # A larger id is a 404: no row can have it.
+                                   "schema": {"type": "integer", "minimum": 1,
+                                              "maximum": MAX_ID}}
                                   for a in sorted(rule.arguments)]
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
             item[method.lower()] = _operation(op, view, components)
