@@ -20,6 +20,7 @@ from referee.runner.match import Limits, run_match
 from referee.wire.players import LocalPlayer, Player
 from referee.wire.protocol import (
     PROTOCOL_VERSION,
+    SAY_DROPPED,
     AnswerFault,
     check_description,
     example_exchange,
@@ -184,6 +185,31 @@ def test_move_answer_schema_rejects_what_the_referee_rejects() -> None:
 def test_say_is_cut() -> None:
     judged = judge_answer({"move": "4D", "say": "x" * 500}, 0, LEGAL, HAND)
     assert judged.say == "x" * 140
+
+
+@pytest.mark.parametrize(("say", "why"), [
+    ("\ud800", "holds a lone UTF-16 surrogate"), ("a\x00b", "holds a NUL character"),
+    ("ok \udfff" + "x" * 200, "holds a lone UTF-16 surrogate")])
+def test_a_say_breaking_the_text_rule_is_dropped_and_the_move_stands(say: str,
+                                                                     why: str) -> None:
+    judged = judge_answer({"move": "4D", "say": say}, 0, LEGAL, HAND)
+    assert judged.fault is None and judged.move is not None
+    assert judged.say is None and judged.detail == SAY_DROPPED + why
+    refused = judge_answer({"move": "no-such", "say": say}, 0, LEGAL, HAND)
+    assert refused.fault is AnswerFault.UNKNOWN_MOVE and refused.say is None
+
+
+def test_a_valid_surrogate_pair_is_one_character_and_kept() -> None:
+    judged = judge_answer(json.loads('{"move": "4D", "say": "\\ud83d\\ude00"}'), 0, LEGAL, HAND)
+    assert judged.say == "\U0001F600" and judged.detail == ""
+
+
+@pytest.mark.parametrize("key", ["name", "author", "version"])
+@pytest.mark.parametrize("bad", ["\x00", "x\ud800"])
+def test_a_description_breaking_the_text_rule_is_invalid(key: str, bad: str) -> None:
+    info = {"protocol": 1, "name": "b", "author": "a", "version": "1", key: bad}
+    problem = check_description(info)
+    assert problem is not None and problem.startswith(repr(key))
 
 
 @pytest.mark.parametrize(("info", "ok"), [
