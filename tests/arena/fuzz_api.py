@@ -12,6 +12,7 @@ both count them.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ class FuzzReport:
     requests: int = 0
     errors: list[Found] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time per operation (both modes), to see where a run's time goes."""
 
     def by_operation(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -87,6 +90,7 @@ def fuzz(app: Flask, *, max_examples: int = 20, seed: int | None = None,
     try:
         for result in schema.get_all_operations():
             op = result.ok()
+            started = time.monotonic()
             for mode in modes:
                 try:
                     _run_operation(op, mode, max_examples, seed, report)
@@ -95,6 +99,7 @@ def fuzz(app: Flask, *, max_examples: int = 20, seed: int | None = None,
                 except Exception as exc:  # an operation the generator cannot serve
                     report.skipped.append(f"{op.method.upper()} {op.path} ({mode.value}): "
                                           f"{type(exc).__name__}: {str(exc)[:200]}")
+            report.seconds[f"{op.method.upper()} {op.path}"] = time.monotonic() - started
     finally:
         quiet.setLevel(level)
     return report

@@ -16,8 +16,8 @@ from flask import Flask
 from .conftest import both_backends
 from .fuzz_api import fuzz
 
-MAX_EXAMPLES = 4
-"""Per operation and generation mode: about 400 requests, well under a minute."""
+MAX_EXAMPLES = 3
+"""Per operation and generation mode: about 300 requests, well under a minute per database."""
 
 
 @both_backends
