@@ -55,7 +55,6 @@ from arena.play.matches import default_limits
 from referee import find_ruleset
 from referee.runner.health import HealthResult, Probe, health_check
 from referee.wire.netguard import GuardError, NetPolicy, check_url
-from referee.wire.text import printable
 
 from .bench import bench, benched_now
 
@@ -193,10 +192,7 @@ def probe_for(app: Flask, s: Session, bot: Bot) -> Probe:
     rows = s.scalars(select(Bot.info).where(Bot.id != bot.id, Bot.deleted_at.is_(None),
                                             Bot.check_state == "passed")
                      .order_by(func.random()).limit(6)).all()
-    # printable: a description stored before the protocol's text rule may hold NUL or a lone
-    # surrogate, which the probe would send on to this bot (referee.wire.text).
-    opponents = [(printable(str(i["name"])), printable(str(i.get("author", ""))),
-                  printable(str(i.get("version", ""))))
+    opponents = [(str(i["name"]), str(i.get("author", "")), str(i.get("version", "")))
                  for i in rows if isinstance(i, dict) and isinstance(i.get("name"), str)]
     return Probe.draw(random.SystemRandom(),
                       rulesets=[find_ruleset(n) for n in ladder_rulesets(app)],

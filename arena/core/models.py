@@ -40,6 +40,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, deferred, mapped_column, relationship
 
+from referee.wire.text import printable_tree
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
@@ -65,6 +67,19 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=dt.UTC)
+
+
+class BotSaidJSON(TypeDecorator[dict[str, Any]]):
+    """A JSON column holding what a bot said about itself (``GET /``), read back with every
+    string printable (:func:`referee.wire.text.printable_tree`).  The protocol refuses a
+    description that holds NUL or a lone surrogate, but a row stored before that rule may;
+    read as it is, it made the bot page and the bot list answer 500."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        return printable_tree(value) if value is not None else None
 
 
 NAMING = {
@@ -139,7 +154,7 @@ class Bot(Base):
     last_health_reason: Mapped[str] = mapped_column(Text, default="")
     idle_since: Mapped[dt.datetime] = mapped_column(default=utcnow)
     """Since when the bot has waited for a ladder match (the matchmaker's priority)."""
-    info: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    info: Mapped[dict[str, Any]] = mapped_column(BotSaidJSON, default=dict)
     """What the bot said about itself (``GET /``) at its last successful check."""
     endpoint: Mapped[str | None] = mapped_column(Text, default=None)
     """The normalized endpoint of ``url`` (:func:`arena.core.endpoints.endpoint_of`): one live
@@ -200,7 +215,7 @@ class BotVersion(Base):
     version: Mapped[int] = mapped_column(Integer)
     url: Mapped[str] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    info: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    info: Mapped[dict[str, Any]] = mapped_column(BotSaidJSON, default=dict)
 
     bot: Mapped[Bot] = relationship(back_populates="versions")
 

@@ -32,6 +32,7 @@ from arena.core.tournament_models import (
     TournamentTable,
 )
 from arena.play import deal_secrecy
+from referee.wire.text import stored_json_bytes
 
 from .schedule import knockout_sizes
 from .scoring import TIE_BREAKS
@@ -323,5 +324,7 @@ def archive(s: Session, t: Tournament) -> bytes:
                    ~deal_secrecy.in_play_sql(MatchResult.match_id))
             .order_by(MatchResult.match_id))
         for match_id, log_gz in rows:
-            z.writestr(f"{prefix}logs/match-{match_id}.json", gzip.decompress(log_gz))
+            # As stored; one stored before the text rule is repaired (referee.wire.text).
+            z.writestr(f"{prefix}logs/match-{match_id}.json",
+                       stored_json_bytes(gzip.decompress(log_gz)))
     return buf.getvalue()

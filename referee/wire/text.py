@@ -74,6 +74,15 @@ def stored_json(raw: bytes) -> Any:
     return printable_tree(doc) if _SUSPECT.search(raw) else doc
 
 
+def stored_json_bytes(raw: bytes) -> bytes:
+    """A stored JSON document (compact ``ensure_ascii`` text) to hand out as it is, with the
+    repair of :func:`stored_json` when it may need it (then written again the same way; a
+    document that needed none comes out byte for byte)."""
+    if not _SUSPECT.search(raw):
+        return raw
+    return json.dumps(stored_json(raw), separators=(",", ":")).encode()
+
+
 def encodable_json(text: str) -> str:
     """JSON text written with ``ensure_ascii=False``, with each lone surrogate written as its
     ``\\udXXX`` escape: the same JSON value, and a text that encodes to UTF-8.  (A surrogate in
@@ -88,4 +97,5 @@ def encodable_json(text: str) -> str:
 
 
 __all__ = ["encodable_json", "printable", "printable_bytes", "printable_tree", "stored_json",
+           "stored_json_bytes",
            "text_problem"]

@@ -194,6 +194,9 @@ def test_data_stored_before_the_rule_is_repaired_on_read(
         # As the spool wrote it: json.dumps escapes both, so the bytes are plain ASCII.
         s.execute(update(MatchResult).where(MatchResult.match_id == p.match_id)
                   .values(log_gz=gzip.compress(json.dumps(doc).encode(), mtime=0)))
+        # What an older arena kept of the bot's GET / description.
+        s.execute(update(Bot).where(Bot.id == p.bot_id)
+                  .values(info={"name": "\ud800", "author": "a\x00", "version": "1"}))
     r = get_queue(app).redis
     old_call = json.loads(r.lindex(key(app, p.bot_id), 0))
     old_call.update(say="\ud800", answer="\x00\udcff", detail="\ud800")
@@ -203,6 +206,9 @@ def test_data_stored_before_the_rule_is_repaired_on_read(
     assert "\\\\ud800 old" in jsonl and "nul \\\\x00 old" in jsonl  # shown, escaped
     calls = json.loads(read["calls"])["items"]
     assert calls[0]["say"] == "\\ud800" and calls[0]["answer"] == "\\x00\\udcff"
+    assert json.loads(read[f"/api/bots/{p.bot_id}"])["info"] == {
+        "name": "\\ud800", "author": "a\\x00", "version": "1"}
+    clean(client, "/bots")
 
 
 @both_backends

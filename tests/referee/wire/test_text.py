@@ -15,6 +15,7 @@ from referee.wire.text import (
     printable_bytes,
     printable_tree,
     stored_json,
+    stored_json_bytes,
     text_problem,
 )
 
@@ -80,3 +81,10 @@ def test_a_log_with_a_lone_surrogate_dumps_to_utf8_in_both_forms() -> None:
             continue  # the lines form needs a whole log: the JSON form is enough here
         text.encode("utf-8")
         assert "\\ud800" in text
+
+
+def test_stored_bytes_come_out_as_stored_unless_they_need_the_repair() -> None:
+    plain = json.dumps({"a": "\U0001F600", "b": [1, 2.5, None]}, separators=(",", ":")).encode()
+    assert stored_json_bytes(plain) == plain  # a valid pair only looks suspect
+    old = json.dumps({"say": "\ud800", "d": "\x00"}, separators=(",", ":")).encode()
+    assert json.loads(stored_json_bytes(old)) == {"say": "\\ud800", "d": "\\x00"}
