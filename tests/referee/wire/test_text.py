@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.runner.log import dumps
@@ -41,8 +41,10 @@ def test_printable_writes_escapes() -> None:
     assert printable_bytes("é".encode()) == "é"
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.recursive(st.text() | st.integers() | st.none(),
-                    lambda kids: st.lists(kids) | st.dictionaries(st.text(), kids)))
+                    lambda kids: st.lists(kids, max_size=4)
+                    | st.dictionaries(st.text(), kids, max_size=4), max_leaves=12))
 def test_a_stored_document_reads_back_valid(doc: object) -> None:
     raw = json.dumps(doc).encode()  # as every document is stored: ensure_ascii
     back = stored_json(raw)
@@ -61,6 +63,7 @@ def _strings(value: object) -> list[str]:
     return []
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text()))
 def test_encodable_json_is_the_same_value_and_encodes(values: list[str]) -> None:
     text = encodable_json(json.dumps(values, ensure_ascii=False))
