@@ -75,15 +75,10 @@ def test_printable_tree_repairs_keys_too() -> None:
     assert printable_tree({"\ud800": ["\x00", 1]}) == {"\\ud800": ["\\x00", 1]}
 
 
-def test_a_log_with_a_lone_surrogate_dumps_to_utf8_in_both_forms() -> None:
-    doc = {"format": "x", "say": "\ud800", "seats": []}
-    for lines in (False, True):
-        try:
-            text = dumps(doc, lines=lines)
-        except (KeyError, TypeError, ValueError):
-            continue  # the lines form needs a whole log: the JSON form is enough here
-        text.encode("utf-8")
-        assert "\\ud800" in text
+def test_a_log_with_a_lone_surrogate_dumps_to_utf8() -> None:
+    text = dumps({"format": "x", "say": "\ud800", "seats": []})
+    text.encode("utf-8")
+    assert json.loads(text)["say"] == "\ud800"  # the same value, written as its escape
 
 
 def test_stored_bytes_come_out_as_stored_unless_they_need_the_repair() -> None:
