@@ -62,6 +62,18 @@ class Defaults:
     REDIS_URL: str = ""
     """Redis for the job queue (``redis://host:6379/0``).  Empty: the instance's processes
     share a private Redis on a unix socket, stopped once none of them is left."""
+    REDIS_SENTINELS: str = ""
+    """Redis Sentinel: the sentinels to ask where the primary is, ``host:port,host:port``
+    (IPv6 in brackets).  Set, it wins over ``REDIS_URL``: every Redis client of every process
+    (queue, workers, limits, caches, live relay, clock) follows the primary through a
+    failover by itself (docs/operations.md, "Redis Sentinel").  Empty: no Sentinel."""
+    REDIS_SENTINEL_SERVICE: str = "arena"
+    """The name the sentinels know the primary by (``sentinel monitor <name> ...``)."""
+    REDIS_PASSWORD: str = ""
+    """Password of the primary and its replicas when found through ``REDIS_SENTINELS``
+    (their ``requirepass``; empty: none).  With ``REDIS_URL`` the URL carries it."""
+    REDIS_SENTINEL_PASSWORD: str = ""
+    """Password of the sentinels themselves (their ``requirepass``; empty: none)."""
     QUEUE_NAME: str = "arena"
     """Name of the RQ queue that match and health-check jobs go to."""
     REDIS_NAMESPACE: str = ""

@@ -4,8 +4,10 @@ Jobs are enqueued by dotted path with ids only (``arena.jobs.bodies.play_match(m
 import them.  Everything a job needs is in the database, so a lost Redis loses no work: the
 reconciler (:mod:`arena.jobs.reconcile`) enqueues again whatever the database says is unfinished.
 
-When ``REDIS_URL`` is empty, the instance's private embedded Redis is used: see
-:mod:`arena.core.embedded_redis` (it outlives any one of the processes that use it).
+Where Redis is: the Sentinel settings (``REDIS_SENTINELS``...), else ``REDIS_URL``, else the
+instance's private embedded Redis (:mod:`arena.core.embedded_redis`; it outlives any one of
+the processes that use it).  The connection is made by :mod:`arena.core.redis_connect`, like
+every other Redis client of the service.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .embedded_redis import (  # re-exported: the queue's public names
     ensure_embedded,
     redis_binary,
 )
+from .redis_connect import configured_url, connect
 
 __all__ = ["EmbeddedRedis", "QueueService", "RedisUnavailableError", "embedded_dir",
            "ensure_embedded", "get_queue", "init_app", "redis_binary"]
@@ -42,14 +45,16 @@ class QueueService:
 
     @property
     def url(self) -> str:
+        """Where the app's Redis is (a ``redis+sentinel://`` address with Sentinel): what
+        every client is made from and what a child process is handed in ``REDIS_URL``."""
         if self._url is None:
-            self._url = str(self.app.config["REDIS_URL"] or "") or ensure_embedded(self.app)
+            self._url = configured_url(self.app.config) or ensure_embedded(self.app)
         return self._url
 
     @property
     def redis(self) -> Redis:
         if self._redis is None:
-            self._redis = Redis.from_url(self.url, socket_timeout=10, socket_connect_timeout=5)
+            self._redis = connect(self.url, socket_timeout=10, socket_connect_timeout=5)
         return self._redis
 
     @property

@@ -59,7 +59,8 @@ def start_clock(app: Flask) -> supervisor.ChildKeeper:
     # The clock is a process of its own: not of this worker's metrics folder, if it has one.
     env.pop(metrics.MULTIPROC_ENV, None)
     env.pop(metrics.PRIVATE_ENV, None)
-    env["REDIS_URL"] = get_queue(app).url  # the embedded Redis, if that is what we use
+    # The embedded Redis, or the redis+sentinel:// address, if that is what we use.
+    env["REDIS_URL"] = get_queue(app).url
     if app.config["DATABASE_URL"]:
         env["DATABASE_URL"] = str(app.config["DATABASE_URL"])
     env.update(child_env(app.config))  # the worker's Redis namespace, whatever set it

@@ -51,10 +51,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
 from arena.core import logs, metrics
 from arena.core.clients import client_key
+from arena.core.redis_connect import connect_async
 
 from . import viewers as viewer_counts
 from .channel import match_key, tournament_key
@@ -206,11 +207,11 @@ class Relay:
         self.web = urlsplit(web_url)
         # Many viewers joining at once each read their history: they queue for one of a few
         # connections (a plain pool would open one per viewer, up to its limit, then fail).
-        self.redis: Redis = Redis(connection_pool=BlockingConnectionPool.from_url(
-            redis_url, max_connections=REDIS_CONNECTIONS, timeout=30, decode_responses=True,
-            socket_connect_timeout=5))
-        self.reader_redis: Redis = Redis.from_url(redis_url, decode_responses=True,
-                                                  socket_connect_timeout=5)
+        self.redis: Redis = connect_async(redis_url, max_connections=REDIS_CONNECTIONS,
+                                          pool_timeout=30, decode_responses=True,
+                                          socket_connect_timeout=5)
+        self.reader_redis: Redis = connect_async(redis_url, decode_responses=True,
+                                                 socket_connect_timeout=5)
         self.channels: dict[str, Channel] = {}
         self.per_ip: Counter[str] = Counter()
         self.viewers = 0

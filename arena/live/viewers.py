@@ -24,6 +24,8 @@ from typing import Any
 
 from redis import Redis
 
+from arena.core.redis_connect import connect
+
 log = logging.getLogger(__name__)
 
 PUBLISH_S = 2.0
@@ -96,8 +98,8 @@ class ViewerCounts:
 
     def __init__(self, redis_url: str, prefix: str) -> None:
         self.prefix = prefix
-        self.redis = Redis.from_url(redis_url, socket_timeout=READ_TIMEOUT_S,
-                                    socket_connect_timeout=READ_TIMEOUT_S)
+        self.redis = connect(redis_url, socket_timeout=READ_TIMEOUT_S,
+                             socket_connect_timeout=READ_TIMEOUT_S)
         self._lock = threading.Lock()
         self._at = -1e18
         self._known: dict[Stream, int] | None = None

@@ -259,7 +259,7 @@ def show_config() -> None:
     docs = setting_docs()
     from arena.core.security import SECRET_SETTINGS
 
-    secret = set(SECRET_SETTINGS)
+    secret = {*SECRET_SETTINGS, "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD"}
     for name in default_settings():
         value = app.config[name]
         shown = "(set)" if name in secret and value else repr(value)

@@ -47,6 +47,7 @@ from werkzeug.serving import make_server
 from arena import create_app
 from arena.core.models import Match, Rating
 from arena.core.queue import get_queue
+from arena.core.redis_connect import configured_url, redacted
 from arena.core.rediskeys import child_env
 from arena.core.storage import database_url, get_db, upgrade
 from arena.play.ladder import run_round
@@ -277,7 +278,8 @@ def run_demo(*, once: bool, port: int, matches: int, workers: int, deals: int,
         upgrade(get_db(app))
         _say(f"database: {database_url(app)} (migrated)")
         redis_url = get_queue(app).url
-        _say(f"redis: {redis_url}" + ("" if app.config["REDIS_URL"] else " (embedded)"))
+        _say(f"redis: {redacted(redis_url)}"
+             + ("" if configured_url(app.config) else " (embedded)"))
 
         server, base = _serve(app, port)
         _say(f"web: {base}")

@@ -60,6 +60,7 @@ from flask_limiter.errors import RateLimitExceeded
 
 from arena.core import clients, metrics
 from arena.core.queue import embedded_dir, get_queue
+from arena.core.redis_connect import configured_url, limits_storage
 from arena.core.rediskeys import redis_key
 from arena.core.security import bearer_token
 
@@ -175,15 +176,14 @@ def counted_methods(view: Callable[..., Any]) -> set[str] | None:
 # --- wiring ----------------------------------------------------------------------------------
 
 
-def storage_uri(app: Flask) -> str:
-    """The service's Redis, in the notation of the ``limits`` library."""
-    url = str(app.config["REDIS_URL"] or "")
+def storage(app: Flask) -> tuple[str, dict[str, Any]]:
+    """The service's Redis in the notation of the ``limits`` library, and the options its
+    storage needs (with Sentinel: its ``redis+sentinel`` storage, on the primary only)."""
+    url = configured_url(app.config)
     if not url:
         sock = embedded_dir(app.instance_path, str(app.config["EMBEDDED_REDIS_DIR"]))
         url = f"unix://{sock / 'redis.sock'}?db=0"
-    if url.startswith("unix://"):
-        url = "redis+unix://" + url[len("unix://"):]
-    return url
+    return limits_storage(url)
 
 
 def get_limiter(app: Flask | None = None) -> Limiter | None:
@@ -203,11 +203,12 @@ def init_app(app: Flask) -> None:
     # Registered before the limiter's own hook, so it runs after it (Flask runs them in
     # reverse): Flask-Limiter writes Retry-After on every response; keep it on 429s only.
     app.after_request(_retry_after_only_on_429)
+    uri, options = storage(app)
     limiter = Limiter(
         key_func=client_key,
-        storage_uri=storage_uri(app),
+        storage_uri=uri,
         storage_options={"socket_timeout": 2, "socket_connect_timeout": 2,
-                         "key_prefix": redis_key(app.config, "limits")},
+                         "key_prefix": redis_key(app.config, "limits"), **options},
         strategy="moving-window",
         headers_enabled=True,
         in_memory_fallback_enabled=True,
@@ -215,7 +216,7 @@ def init_app(app: Flask) -> None:
     )
     limiter.init_app(app)
     app.extensions["arena.limiter"] = limiter
-    if not app.config["REDIS_URL"]:
+    if not configured_url(app.config):
         app.before_request(_start_embedded_redis)
     for endpoint, view in list(app.view_functions.items()):
         wrapped: Any = view

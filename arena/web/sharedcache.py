@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from redis import Redis
 from redis.exceptions import RedisError
 
+from arena.core.redis_connect import connect
+
 log = logging.getLogger(__name__)
 
 SOCKET_TIMEOUT_S = 0.25
@@ -174,5 +176,4 @@ class SharedTier:
 
 def shared_redis(url: str) -> Redis:
     """A connection with short timeouts (the tier must never hold a page up)."""
-    return Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT_S,
-                          socket_connect_timeout=SOCKET_TIMEOUT_S)
+    return connect(url, socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=SOCKET_TIMEOUT_S)

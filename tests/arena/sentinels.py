@@ -1,0 +1,139 @@
+"""A Redis Sentinel deployment of the drill's own on loopback: one primary, one replica and
+three sentinels, each a real ``redis-server`` on a free port with its files in a temp
+folder, which the drill can fail over by killing the primary (SIGKILL).
+
+Shared by the Sentinel drill (tests/arena/test_sentinel_drill.py) and its bench
+(bench/sentinel_drill.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from redis import Redis
+
+from arena.core.embedded_redis import redis_binary
+
+DOWN_AFTER_MS = 1000
+"""How long the sentinels wait for a silent primary before they call it down (the default,
+30 s, is for real networks; on loopback a kill is a refused connection at once)."""
+FAILOVER_TIMEOUT_MS = 5000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_until(what: str, check: object, timeout_s: float, every_s: float = 0.1) -> None:
+    """Poll ``check()`` (exceptions count as not yet) until true, or fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(Exception):
+            if check():  # type: ignore[operator]
+                return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(every_s)
+
+
+class SentinelCluster:
+    """The five servers.  ``hosts`` is the value of ``REDIS_SENTINELS``."""
+
+    def __init__(self, directory: Path, service: str = "arena") -> None:
+        self.dir = directory
+        self.service = service
+        self.data_ports = [free_port(), free_port()]
+        self.sentinel_ports = [free_port() for _ in range(3)]
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def hosts(self) -> str:
+        return ",".join(f"127.0.0.1:{p}" for p in self.sentinel_ports)
+
+    def _spawn(self, port: int, args: list[str]) -> None:
+        folder = self.dir / str(port)
+        folder.mkdir(parents=True, exist_ok=True)
+        log = (folder / "redis.log").open("ab")
+        self.procs[port] = subprocess.Popen(
+            [redis_binary(), *args], cwd=folder, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+
+    def _data_args(self, port: int) -> list[str]:
+        return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--dir", str(self.dir / str(port))]
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        primary, replica = self.data_ports
+        self._spawn(primary, self._data_args(primary))
+        self._spawn(replica, [*self._data_args(replica), "--replicaof", "127.0.0.1", str(primary)])
+        for port in self.sentinel_ports:
+            conf = self.dir / f"sentinel-{port}.conf"
+            conf.write_text(
+                f"port {port}\nbind 127.0.0.1\ndir {self.dir}\n"
+                f"sentinel monitor {self.service} 127.0.0.1 {primary} 2\n"
+                f"sentinel down-after-milliseconds {self.service} {DOWN_AFTER_MS}\n"
+                f"sentinel failover-timeout {self.service} {FAILOVER_TIMEOUT_MS}\n"
+                f"sentinel parallel-syncs {self.service} 1\n")
+            self._spawn(port, [str(conf), "--sentinel"])
+        self.wait_ready(timeout_s)
+
+    def sentinel(self, port: int) -> Redis:
+        return Redis(host="127.0.0.1", port=port, socket_timeout=2, decode_responses=True)
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Until the replica is in sync and every sentinel knows the other two and the
+        replica (before that, a failover could not be agreed on)."""
+        replica = Redis(host="127.0.0.1", port=self.data_ports[1], socket_timeout=2,
+                        decode_responses=True)
+        wait_until("the replica to sync",
+                   lambda: replica.info("replication")["master_link_status"] == "up", timeout_s)
+
+        def known() -> bool:
+            for port in self.sentinel_ports:
+                s = self.sentinel(port)
+                if len(s.sentinel_sentinels(self.service)) < 2:
+                    return False
+                if not s.sentinel_slaves(self.service):
+                    return False
+            return True
+
+        wait_until("the sentinels to know each other and the replica", known, timeout_s)
+
+    def primary_port(self) -> int:
+        """The primary's port as the first sentinel that answers says."""
+        for port in self.sentinel_ports:
+            with contextlib.suppress(Exception):
+                host, p = self.sentinel(port).sentinel_get_master_addr_by_name(self.service)
+                return int(p)
+        raise RuntimeError("no sentinel answers")
+
+    def kill_primary(self) -> int:
+        """SIGKILL the primary (returns its port)."""
+        port = self.primary_port()
+        proc = self.procs[port]
+        proc.kill()
+        proc.wait()
+        return port
+
+    def wait_failover(self, old: int, timeout_s: float) -> int:
+        """Until every sentinel names a new primary; returns its port."""
+        def moved() -> bool:
+            return all(int(self.sentinel(p).sentinel_get_master_addr_by_name(self.service)[1])
+                       != old for p in self.sentinel_ports)
+
+        wait_until("the sentinels to promote the replica", moved, timeout_s, every_s=0.05)
+        return self.primary_port()
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
