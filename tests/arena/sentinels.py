@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from redis import Redis
 
@@ -85,8 +86,14 @@ class SentinelCluster:
             self._spawn(port, [str(conf), "--sentinel"])
         self.wait_ready(timeout_s)
 
-    def sentinel(self, port: int) -> Redis:
-        return Redis(host="127.0.0.1", port=port, socket_timeout=2, decode_responses=True)
+    def ask(self, port: int, *command: str) -> Any:
+        """A ``SENTINEL <command> <service>`` to the sentinel on ``port``."""
+        with Redis(host="127.0.0.1", port=port, socket_timeout=2, decode_responses=True) as r:
+            return r.execute_command("SENTINEL", *command, self.service)
+
+    def primary_of(self, port: int) -> int:
+        """The primary's port as the sentinel on ``port`` names it."""
+        return int(self.ask(port, "GET-MASTER-ADDR-BY-NAME")[1])
 
     def wait_ready(self, timeout_s: float) -> None:
         """Until the replica is in sync and every sentinel knows the other two and the
@@ -98,10 +105,7 @@ class SentinelCluster:
 
         def known() -> bool:
             for port in self.sentinel_ports:
-                s = self.sentinel(port)
-                if len(s.sentinel_sentinels(self.service)) < 2:
-                    return False
-                if not s.sentinel_slaves(self.service):
+                if len(self.ask(port, "SENTINELS")) < 2 or not self.ask(port, "REPLICAS"):
                     return False
             return True
 
@@ -111,8 +115,7 @@ class SentinelCluster:
         """The primary's port as the first sentinel that answers says."""
         for port in self.sentinel_ports:
             with contextlib.suppress(Exception):
-                host, p = self.sentinel(port).sentinel_get_master_addr_by_name(self.service)
-                return int(p)
+                return self.primary_of(port)
         raise RuntimeError("no sentinel answers")
 
     def kill_primary(self) -> int:
@@ -126,8 +129,7 @@ class SentinelCluster:
     def wait_failover(self, old: int, timeout_s: float) -> int:
         """Until every sentinel names a new primary; returns its port."""
         def moved() -> bool:
-            return all(int(self.sentinel(p).sentinel_get_master_addr_by_name(self.service)[1])
-                       != old for p in self.sentinel_ports)
+            return all(self.primary_of(p) != old for p in self.sentinel_ports)
 
         wait_until("the sentinels to promote the replica", moved, timeout_s, every_s=0.05)
         return self.primary_port()

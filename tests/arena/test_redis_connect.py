@@ -136,5 +136,5 @@ def test_sync_and_async_clients_follow_a_failover_by_themselves(
 
     asyncio.run(both())
     wait_until("the sync client to reach the new primary", lambda: sync.incr("k") >= 3, 60)
-    host, port = sync.connection_pool.get_master_address()  # type: ignore[attr-defined]
+    _host, port = sync.connection_pool.get_master_address()  # type: ignore[attr-defined]
     assert port != cluster.data_ports[0]
