@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -117,6 +118,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the logs (prints the folder)")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up on SIGTERM too
     admin = pg_admin(args.pg)
     folder = Path(tempfile.mkdtemp(prefix="arena-sentinel-"))
     runs = []

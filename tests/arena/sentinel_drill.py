@@ -101,11 +101,11 @@ def start_logged(args: list[str], env: dict[str, str], log: Path, name: str) -> 
 def counts_by_match(app: Flask) -> dict[int, tuple[str, int, int]]:
     """Every match of the database: its state, results stored, rating events written."""
     with get_db(app).begin() as s:
-        states: dict[int, str] = dict(s.execute(select(Match.id, Match.state)))
-        results: dict[int, int] = dict(s.execute(
-            select(MatchResult.match_id, func.count()).group_by(MatchResult.match_id)))
-        events: dict[int, int] = dict(s.execute(
-            select(RatingEvent.match_id, func.count()).group_by(RatingEvent.match_id)))
+        states = {row[0]: row[1] for row in s.execute(select(Match.id, Match.state))}
+        results = {row[0]: row[1] for row in s.execute(
+            select(MatchResult.match_id, func.count()).group_by(MatchResult.match_id))}
+        events = {row[0]: row[1] for row in s.execute(
+            select(RatingEvent.match_id, func.count()).group_by(RatingEvent.match_id))}
     return {m: (state, results.get(m, 0), events.get(m, 0)) for m, state in states.items()}
 
 
@@ -195,7 +195,7 @@ class Drill:
     # --- the run -----------------------------------------------------------------------
     def states(self) -> dict[int, str]:
         with get_db(self.app).begin() as s:
-            return dict(s.execute(select(Match.id, Match.state)))
+            return {row[0]: row[1] for row in s.execute(select(Match.id, Match.state))}
 
     def run(self) -> Figures:
         self.start()

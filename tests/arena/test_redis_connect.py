@@ -82,12 +82,14 @@ def test_the_limits_get_their_sentinel_storage_on_the_primary_only() -> None:
 
 def test_a_sentinel_app_never_starts_the_embedded_redis(settings: dict[str, Any]) -> None:
     app = create_app({**settings, "REDIS_URL": "", "REDIS_SENTINELS": "127.0.0.1:1",
-                      "REDIS_SENTINEL_SERVICE": "nowhere"})
+                      "REDIS_SENTINEL_SERVICE": "nowhere", "RATE_LIMITS_ENABLED": True})
     q = get_queue(app)
     assert q.url == "redis+sentinel://127.0.0.1:1/nowhere"
     assert isinstance(q.redis.connection_pool, SentinelConnectionPool)
     assert storage(app)[0] == "redis+sentinel://127.0.0.1:1/nowhere"
     assert not (Path(app.instance_path) / "redis.sock").exists()
+    # No sentinel answers: the app starts and serves all the same (the limits count in memory).
+    assert app.test_client().get("/healthz").status_code == 200
 
 
 # --- a real failover -----------------------------------------------------------------------
