@@ -18,7 +18,8 @@ sentinel naming the promoted replica; ``first job``: from the kill to the first 
 took off the queue afterwards (its log: the first job after its first Redis error, so from the
 new primary); ``all done``: from the kill to every posted match
 finished (and a ladder round created after the kill: a job lost with the primary waits for
-the reconciler, ``RECONCILE_QUEUED_AFTER_S``, 60 s by default); and whether anything was lost or
+the reconciler, ``RECONCILE_QUEUED_AFTER_S``, 60 s by default), how many were re-enqueued so,
+and when the others were done; and whether anything was lost or
 applied twice (each match one result and four rating events, ratings equal a recompute).
 """
 
@@ -131,7 +132,9 @@ def main() -> None:
                       f"matches after the kill ({r['matches']} in all); at the kill "
                       f"{r['running_at_kill']} running, {r['queued_at_kill']} queued; "
                       f"failover {r['failover_s']:.2f} s, first job {r['first_job_s']} s, "
-                      f"all done {r['all_done_s']:.1f} s; problems: {r['problems'] or 'none'}",
+                      f"all done {r['all_done_s']:.1f} s ({r['requeued']} re-enqueued by the "
+                      f"reconciler; the others done {r['kept_done_s']:.1f} s after the kill); "
+                      f"problems: {r['problems'] or 'none'}",
                       flush=True)
     finally:
         if args.keep:

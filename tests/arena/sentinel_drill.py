@@ -60,7 +60,12 @@ class Figures:
     first_job_s: float | None
     """From the kill to the first job the worker took afterwards (its log)."""
     all_done_s: float
-    """From the kill to the last match finished."""
+    """From the kill to the last posted match finished (and a ladder round after the kill)."""
+    requeued: int
+    """Posted matches whose job was lost with the primary (or never reached it): the
+    reconciler enqueued them again."""
+    kept_done_s: float
+    """From the kill to the last posted match finished whose first job survived."""
     ladder_after_kill: int
     """Ladder matches created after the kill (rounds that came due during the failover)."""
     problems: list[str] = field(default_factory=list)
@@ -107,6 +112,15 @@ def counts_by_match(app: Flask) -> dict[int, tuple[str, int, int]]:
         events = {row[0]: row[1] for row in s.execute(
             select(RatingEvent.match_id, func.count()).group_by(RatingEvent.match_id))}
     return {m: (state, results.get(m, 0), events.get(m, 0)) for m, state in states.items()}
+
+
+def jobs_and_finish(app: Flask, ids: list[int]) -> dict[int, tuple[int, dt.datetime]]:
+    """Each match's jobs enqueued so far and when it finished (UTC)."""
+    with get_db(app).begin() as s:
+        rows = s.execute(select(Match.id, Match.enqueues, Match.finished_at)
+                         .where(Match.id.in_(ids))).all()
+    return {row[0]: (row[1], row[2] if row[2].tzinfo else row[2].replace(tzinfo=dt.UTC))
+            for row in rows}
 
 
 def first_job_after(log: Path, after: dt.datetime) -> dt.datetime | None:
@@ -227,11 +241,15 @@ class Drill:
         self._stop_clock_and_drain()
         first = first_job_after(self.dir / "worker.log", killed_at)
         final = counts_by_match(self.app)
+        finish = jobs_and_finish(self.app, posted)
+        kept = [at for jobs, at in finish.values() if jobs == 1]
         return Figures(
             matches=len(final), posted=len(posted), running_at_kill=running,
             queued_at_kill=queued, failover_s=failover_s,
             first_job_s=None if first is None else (first - killed_at).total_seconds(),
             all_done_s=all_done_s,
+            requeued=sum(1 for jobs, _ in finish.values() if jobs > 1),
+            kept_done_s=(max(kept) - killed_at).total_seconds() if kept else 0.0,
             ladder_after_kill=sum(1 for m in final if m > before and m not in posted),
             problems=self._problems(final))
 
