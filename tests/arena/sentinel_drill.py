@@ -44,7 +44,7 @@ from arena.play.ratings import check_all
 from .sentinels import SentinelCluster, free_port, wait_until
 from .sse import Stream
 
-JOB_STARTED = re.compile(r"^Worker \S+: \S+: arena\.jobs\.bodies\.\w+\(")
+JOB_STARTED = re.compile(r"^(Worker \S+: )?\S+: arena\.jobs\.bodies\.\w+\(")
 """The pool worker's line for a job it has just taken off the queue."""
 
 
