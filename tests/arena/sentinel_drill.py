@@ -23,6 +23,7 @@ import datetime as dt
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -38,7 +39,7 @@ from arena.core.models import Match, MatchResult, RatingEvent
 from arena.core.processes import PARENT_PID_ENV
 from arena.core.storage import get_db
 from arena.jobs.reconcile import reconcile
-from arena.ops.procs import Child, start_bot, start_relay, stop_all
+from arena.ops.procs import Child, stop_all
 from arena.play.ratings import check_all
 
 from .sentinels import SentinelCluster, free_port, wait_until
@@ -94,13 +95,21 @@ def service_env(app: Flask, cluster: SentinelCluster, **extra: str) -> dict[str,
     return env
 
 
-def start_logged(args: list[str], env: dict[str, str], log: Path, name: str) -> Child:
+def start_logged(args: list[str], env: dict[str, str], log: Path, name: str,
+                 module: str = "arena") -> Child:
+    """``python -m <module> <args>``, its output in ``log`` (no pipe left to close)."""
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "arena", *args], stdin=subprocess.DEVNULL, stdout=out,
+            [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=out,
             stderr=subprocess.STDOUT, env={**env, PARENT_PID_ENV: str(os.getpid())},
             start_new_session=True)
     return Child(name, proc)
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def counts_by_match(app: Flask) -> dict[int, tuple[str, int, int]]:
@@ -158,14 +167,18 @@ class Drill:
         self.bots: list[Child] = []
         self.live_events: list[str] = []
         self.base = ""
-        self.relay_url = ""
         self.headers = {"Authorization": f"Bearer {app.config['ADMIN_TOKEN']}"}
 
     # --- processes ---------------------------------------------------------------------
     def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.bots = [start_bot("random_bot", args=["--think-ms", str(self.think_ms)])
-                     for _ in range(8)]
+        for i in range(8):
+            port = free_port()
+            bot = start_logged(["--host", "127.0.0.1", "--port", str(port), "--think-ms",
+                                str(self.think_ms)], self.env, self.dir / f"bot-{i}.log",
+                               "bot", module="sample_bots.random_bot")
+            bot.url = f"http://127.0.0.1:{port}"
+            self.bots.append(bot)
         self.children += self.bots
         port = free_port()
         self.base = f"http://127.0.0.1:{port}"
@@ -175,11 +188,16 @@ class Drill:
                                    self.dir / "worker.log", "worker")
         self.children += [self.web, self.worker]
         self.start_clock()
-        relay = start_relay({**self.env, "LIVE_WEB_URL": self.base})
-        self.children.append(relay)
-        self.relay = relay
+        relay_port = free_port()
+        self.relay = start_logged(["live", "--host", "127.0.0.1", "--port", str(relay_port)],
+                                  {**self.env, "LIVE_WEB_URL": self.base},
+                                  self.dir / "relay.log", "relay")
+        self.relay.url = f"http://127.0.0.1:{relay_port}"
+        self.children.append(self.relay)
         wait_until("the web app", lambda: requests.get(f"{self.base}/healthz", timeout=5).ok,
                    120)
+        ports = [relay_port, *(int(str(b.url).rsplit(":", 1)[1]) for b in self.bots)]
+        wait_until("the bots and the relay", lambda: all(listening(p) for p in ports), 120)
 
     def stop(self) -> None:
         stop_all(self.children)
@@ -258,11 +276,10 @@ class Drill:
         connections with the primary, reads the match's stream from the new one to its end."""
 
         def opened() -> bool:
-            stream = Stream(f"{self.relay.url}/live/matches/{match_id}/events", timeout_s=120)
-            if stream.status != 200:
-                stream.sock.close()
-                return False
-            with contextlib.closing(stream.sock):
+            with Stream(f"{self.relay.url}/live/matches/{match_id}/events",
+                        timeout_s=120) as stream:
+                if stream.status != 200:
+                    return False
                 self.live_events = [e.event for e in stream.events()]
             return True
 
