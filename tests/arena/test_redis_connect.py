@@ -133,10 +133,13 @@ def test_sync_and_async_clients_follow_a_failover_by_themselves(
                     assert asyncio.get_running_loop().time() < deadline
                     await asyncio.sleep(0.1)
         assert await pooled.get("k") in ("2", "3")  # the write before the kill was replicated
-        await plain.aclose()
-        await pooled.aclose()
+        for client in (plain, pooled):  # and the connections to the sentinels
+            await client.aclose()
+            await client.connection_pool.sentinel_manager.aclose()  # type: ignore[attr-defined]
 
     asyncio.run(both())
     wait_until("the sync client to reach the new primary", lambda: sync.incr("k") >= 3, 60)
     _host, port = sync.connection_pool.get_master_address()  # type: ignore[attr-defined]
     assert port != cluster.data_ports[0]
+    sync.close()
+    sync.connection_pool.sentinel_manager.close()  # type: ignore[attr-defined]
