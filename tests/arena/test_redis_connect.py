@@ -15,7 +15,6 @@ import pytest
 from redis.sentinel import SentinelConnectionPool
 
 from arena import create_app
-from arena.core.embedded_redis import RedisUnavailableError, redis_binary
 from arena.core.queue import get_queue
 from arena.core.redis_connect import (
     SentinelAddress,
@@ -30,7 +29,7 @@ from arena.core.redis_connect import (
 )
 from arena.web.limits import storage
 
-from .sentinels import SentinelCluster, wait_until
+from .sentinels import SentinelCluster, cluster_or_skip, wait_until
 
 
 def test_a_sentinel_address_round_trips_through_its_url() -> None:
@@ -97,12 +96,7 @@ def test_a_sentinel_app_never_starts_the_embedded_redis(settings: dict[str, Any]
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[SentinelCluster]:
-    try:
-        redis_binary()
-    except RedisUnavailableError:
-        pytest.skip("redis-server is not installed: the Sentinel tests need it "
-                    "(apt-get install redis-server)")
-    made = SentinelCluster(tmp_path / "sentinel", service="connect-test")
+    made = cluster_or_skip(tmp_path / "sentinel", "connect-test")
     try:
         made.start()
         yield made

