@@ -53,6 +53,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # after PYTHONPATH: its code wins
+# A Redis namespace of its own, set before the arena (and RQ) is imported: RQ takes its key
+# prefix from it once, and the seeded database's derived namespace is not known yet.
+os.environ.setdefault("REDIS_NAMESPACE", f"bench-read-{os.getpid()}")
 
 import psycopg
 from sqlalchemy import event, select
@@ -528,7 +531,8 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
     busy, quiet, recent = 1, bots // 2 + 1, matches
     deep = "page=1000"
     try:
-        if not (Path(arena.__file__).parent / "pagination.py").exists():
+        here = Path(arena.__file__).parent
+        if not any((here / where / "pagination.py").exists() for where in (".", "web")):
             raise ImportError("no keyset pagination in this checkout")  # (an editable
         from arena.web.pagination import encode_cursor  # install could find another one)
 
@@ -687,7 +691,8 @@ def main() -> int:
         try:
             from redis import Redis
 
-            Redis.from_url(env["REDIS_URL"]).delete(f"rq:queue:{env['QUEUE_NAME']}")
+            Redis.from_url(env["REDIS_URL"]).delete(
+                f"{os.environ['REDIS_NAMESPACE']}:rq:queue:{env['QUEUE_NAME']}")
         except Exception:
             pass
     if args.json:

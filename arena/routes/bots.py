@@ -33,10 +33,11 @@ from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
-from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from arena.core.models import Bot, BotVersion, HealthCheck, Rating, utcnow
 from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
+from arena.play.matches import bot_recent_seats
 from arena.play.ratings import rating_series
 from arena.web import idempotency, owners, welcome
 from arena.web.charts import rating_chart
@@ -58,7 +59,6 @@ from arena.web.shapes.requests import (
 )
 from referee.runner.faults import plain_items
 
-from .matches import seats_with_bots
 from .plumbing import (
     FORM_EXPIRED,
     READ,
@@ -332,7 +332,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
              check_errors: list[str] | None = None) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
-    bot = s.get(Bot, bot_id)
+    bot, admission = bot_service.bot_and_latest_check(s, bot_id)  # one round trip
     if bot is None:
         return page_not_found(f"bot {bot_id}")
     ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
@@ -342,14 +342,8 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
         hist = rating_series(s, r.family, {bot.id: r.games}, int(cfg["CHART_POINTS"]))
         charts.append((r, rating_chart([(bot.name, hist.get(bot.id, []), None)],
                                        height=260)))
-    # ix_match_seats_bot_id_match_id, read backwards; matches, their seats, bots and
-    # results in three more queries whatever the number of rows.
-    seats = s.scalars(select(MatchSeat).where(MatchSeat.bot_id == bot.id)
-                      .options(selectinload(MatchSeat.match).options(
-                          seats_with_bots(), selectinload(Match.result)))
-                      .order_by(MatchSeat.match_id.desc())
-                      .limit(int(cfg["RECENT_MATCHES"]))).all()
-    finished = [x for x in seats if x.match.state == "finished"]
+    seats = bot_recent_seats(s, bot.id, int(cfg["RECENT_MATCHES"]))
+    finished = [x for x in seats if x.state == "finished"]
     p50s = [x.p50_ms for x in finished if x.p50_ms is not None]
     p95s = [x.p95_ms for x in finished if x.p95_ms is not None]
     latency = {
@@ -361,16 +355,14 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     strikes: list[dict[str, Any]] = []
     reasons: Counter[str] = Counter()
     for x in finished:
-        result = x.match.result
-        if result is None:
+        if not x.has_result:
             continue
-        for st in plain_items(result.totals.get("strikes", []), "reason", with_name=True):
+        for st in plain_items(list(x.result_strikes), "reason", with_name=True):
             if st["seat"] == x.seat:
                 reasons[st["name"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                             .order_by(HealthCheck.id.desc()).limit(5)))
-    admission = bot_service.latest_admission_check(s, bot.id)
     # Count before cutting the list: the stat, the reason chips and "n of total" above the
     # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
