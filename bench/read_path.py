@@ -131,7 +131,7 @@ SEED_SQL = [
      INSERT INTO bots (id, name, url, version, token_hash, created_at, updated_at, deleted_at,
                        owner_paused, health_paused, health_failures, last_health_at,
                        last_health_reason, idle_since, info)
-     SELECT g, 'bot-' || lpad(g::text, 5, '0'), 'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
+     SELECT g, 'bot-' || lpad(g::text, greatest(5, length(%(bots)s::text)), '0'), 'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
             TIMESTAMP '2026-01-01' + g * INTERVAL '1 second', TIMESTAMP '2026-01-01',
             NULL, false, false, 0, TIMESTAMP '2026-06-01', '', TIMESTAMP '2026-06-01',
             json_build_object('name', 'bot ' || g, 'author', 'bench')
@@ -573,6 +573,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0,
                     help="fraction of 10,000 bots / 1,000,000 matches (0.1: 1k / 100k)")
+    ap.add_argument("--bots", type=int, help="bots to seed (instead of the scale's)")
+    ap.add_argument("--matches", type=int, help="matches to seed (instead of the scale's)")
     ap.add_argument("--requests", type=int, default=60, help="per URL and mode")
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--budget-s", type=float, default=30.0, help="per URL and mode")
@@ -590,6 +592,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
     bots = max(ENTRANTS, int(FULL_BOTS * args.scale))
     matches = max(1000, int(FULL_MATCHES * args.scale))
+    bots, matches = args.bots or bots, args.matches or matches  # 100k / 10M: --scale 10
     admin = admin_url()
     name = args.reuse or f"arena_bench_{os.getpid()}"
     base = admin.rsplit("/", 1)[0]
