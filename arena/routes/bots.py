@@ -26,7 +26,7 @@ from flask import (
 )
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.accounts import service as accounts
@@ -84,26 +84,54 @@ NOT_LOADED: Any = object()
 # --- JSON renderings -------------------------------------------------------------------------
 
 
-def admission_checks(bots: list[Bot]) -> dict[int, HealthCheck]:
-    """The newest admission check of each bot of a list, in one statement (not one per
-    bot)."""
+CHECK_COLUMNS = (HealthCheck.id, HealthCheck.bot_id, HealthCheck.purpose, HealthCheck.state,
+                 HealthCheck.ok, HealthCheck.reason, HealthCheck.describe_ms,
+                 HealthCheck.move_ms, HealthCheck.at, HealthCheck.finished_at)
+"""What :func:`check_json` reads of a check: lists select these, not whole rows."""
+
+
+def admission_checks(bots: list[Bot]) -> dict[int, Any]:
+    """The newest admission check of each bot of a list (:data:`CHECK_COLUMNS`, read as
+    :func:`check_json` reads a check), in one statement (not one per bot)."""
     ids = [b.id for b in bots]
     if not ids:
         return {}
     newest = (select(func.max(HealthCheck.id))
               .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
               .group_by(HealthCheck.bot_id))
-    return {h.bot_id: h for h in session().scalars(
-        select(HealthCheck).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+    return {h.bot_id: h for h in session().execute(
+        select(*CHECK_COLUMNS).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+
+
+def ratings_of(bots: list[Bot]) -> dict[int, list[Any]]:
+    """Each bot's ratings by family (as ``Bot.ratings``, read as :func:`rating_json` reads
+    a rating), in one column statement for the list."""
+    out: dict[int, list[Any]] = {b.id: [] for b in bots}
+    if out:
+        for r in session().execute(
+                select(Rating.bot_id, Rating.family, Rating.rating, Rating.games)
+                .where(Rating.bot_id.in_(list(out))).order_by(Rating.bot_id, Rating.family)):
+            out[r.bot_id].append(r)
+    return out
 
 
 def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
+    """:func:`bot_json` of each bot of a list: its checks and ratings in one statement each,
+    as columns (a list of 50 bots built 50 ``HealthCheck`` objects and 50 collections of
+    ``Rating`` objects), and its check URL formatted, not routed, per bot."""
     checks = admission_checks(bots)
-    return [bot_json(b, check=checks.get(b.id)) for b in bots]
+    ratings = ratings_of(bots)
+    head, tail = url_for("bots.bot_check", bot_id=1).rsplit("/1/", 1)
+    return [bot_json(b, check=checks.get(b.id), ratings=ratings[b.id],
+                     check_url=f"{head}/{b.id}/{tail}") for b in bots]
 
 
-def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dict[str, Any]:
-    ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
+def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED,
+             ratings: list[Any] | None = None, check_url: str | None = None) -> dict[str, Any]:
+    """A bot as the API shows it (``check``, ``ratings``, ``check_url``: already loaded
+    or formatted by a list, :func:`bots_json`; else looked up for this bot)."""
+    if ratings is None:
+        ratings = list(bot.ratings)
     out: dict[str, Any] = {
         "id": bot.id,
         "name": bot.name,
@@ -118,7 +146,7 @@ def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dic
             "last_reason": bot.last_health_reason,
             "pause_reason": bot.pause_reason if bot.health_paused else "",
         },
-        "check": admission_json(bot, check),
+        "check": admission_json(bot, check, check_url),
         "ratings": [rating_json(r) for r in ratings],
     }
     if private:
@@ -141,14 +169,15 @@ def check_json(check: HealthCheck) -> dict[str, Any]:
     }
 
 
-def admission_json(bot: Bot, check: Any = NOT_LOADED) -> dict[str, Any] | None:
+def admission_json(bot: Bot, check: Any = NOT_LOADED,
+                   url: str | None = None) -> dict[str, Any] | None:
     """The newest submission / URL-change / re-check check, with the URL to poll (``check``:
     already loaded by a list, see :func:`admission_checks`)."""
     if check is NOT_LOADED:
         check = bot_service.latest_admission_check(session(), bot.id)
     if check is None:
         return None
-    return {**check_json(check), "url": url_for("bots.bot_check", bot_id=bot.id)}
+    return {**check_json(check), "url": url or url_for("bots.bot_check", bot_id=bot.id)}
 
 
 def accepted(s: Session, bot: Bot, check: HealthCheck, body: dict[str, Any]) -> Response:
@@ -462,8 +491,7 @@ def list_bots() -> Response:
         else:  # pending or rejected
             stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
                 "pending" if status == "pending" else "failed"))
-    return paginate(stmt.options(selectinload(Bot.ratings)), query, bot_json,
-                    render_all=bots_json)
+    return paginate(stmt, query, bot_json, render_all=bots_json)
 
 
 @bp.get("/api/bots/<id:bot_id>")
