@@ -149,12 +149,13 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     """The JSON of each tournament, for a whole list in three statements (entrants with
     their names, and matches per state), never a query per tournament."""
     ids = [t.id for t in rows]
-    entrants: dict[int, list[tuple[TournamentEntrant, str]]] = {i: [] for i in ids}
-    if ids:
-        for e, name in s.execute(select(TournamentEntrant, Bot.name)
-                                 .join(Bot, Bot.id == TournamentEntrant.bot_id)
-                                 .where(TournamentEntrant.tournament_id.in_(ids))):
-            entrants[e.tournament_id].append((e, name))
+    entrants: dict[int, list[Any]] = {i: [] for i in ids}
+    if ids:  # columns, not entrant objects: 512 of them for two tournaments of 256
+        for e in s.execute(select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
+                                  TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
+                           .join(Bot, Bot.id == TournamentEntrant.bot_id)
+                           .where(TournamentEntrant.tournament_id.in_(ids))):
+            entrants[e.tournament_id].append((e, e.name))
     counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
     out = []
     for t in rows:
