@@ -55,18 +55,25 @@ def load_rounds(s: Session, t: Tournament,
     links and the linked matches: four statements however large the tournament."""
     stmt = (select(TournamentRound).where(TournamentRound.tournament_id == t.id)
             .options(selectinload(TournamentRound.tables).selectinload(TournamentTable.links)
-                     .joinedload(TournamentMatch.match))
+                     .joinedload(TournamentMatch.match).load_only(Match.id, Match.state))
             .order_by(TournamentRound.number))
     if numbers is not None:
         stmt = stmt.where(TournamentRound.number.in_(list(numbers)))
     return list(s.scalars(stmt))
 
 
-def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[MatchSeat]]:
-    """The seats of these matches (seat order), in one statement."""
-    out: dict[int, list[MatchSeat]] = {m: [] for m in match_ids}
+SEAT_RESULT_COLUMNS = (MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.seat, MatchSeat.rank,
+                       MatchSeat.score, MatchSeat.wins, MatchSeat.strikes, MatchSeat.forfeited)
+"""What a table's result reads of a seat (:func:`arena.tournaments.service.table_lines`)."""
+
+
+def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[Any]]:
+    """The seats of these matches (seat order; :data:`SEAT_RESULT_COLUMNS`, read as a
+    ``MatchSeat`` is), in one statement."""
+    out: dict[int, list[Any]] = {m: [] for m in match_ids}
     if match_ids:
-        for x in s.scalars(select(MatchSeat).where(MatchSeat.match_id.in_(list(match_ids)))
+        for x in s.execute(select(*SEAT_RESULT_COLUMNS)
+                           .where(MatchSeat.match_id.in_(list(match_ids)))
                            .order_by(MatchSeat.match_id, MatchSeat.seat)):
             out[x.match_id].append(x)
     return out

@@ -407,7 +407,7 @@ def seed_map(s: Session, t: Tournament) -> dict[int, int]:
 
 def table_lines(s: Session, t: Tournament, table: TournamentTable,
                 seeds: dict[int, int], *,
-                seats_of: Mapping[int, Sequence[MatchSeat]] | None = None,
+                seats_of: Mapping[int, Sequence[Any]] | None = None,
                 ) -> list[scoring.TableLine]:
     """The table's result from its finished matches; ``seats_of`` (match id -> seats in
     seat order) saves a query per match when the caller loaded them all at once."""
