@@ -578,6 +578,8 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=60, help="per URL and mode")
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--budget-s", type=float, default=30.0, help="per URL and mode")
+    ap.add_argument("--one-only", action="store_true",
+                    help="only the requests one at a time (no concurrent clients)")
     ap.add_argument("--keep", action="store_true", help="keep the database")
     ap.add_argument("--reuse", metavar="DATABASE",
                     help="measure a database seeded (and kept) by an earlier run instead of "
@@ -669,12 +671,17 @@ def main() -> int:
             one = measure(port, label, args.requests, 1, args.budget_s)
             one["server_p50"], one["server_p95"] = (pct(times := server.take(path), 0.5),
                                                     pct(times, 0.95))
-            drain(port)
-            server.take(path)
-            many = measure(port, label, args.requests * 2, args.clients, args.budget_s)
-            time.sleep(0.5)  # the log's last lines
-            many["server_p50"], many["server_p95"] = (pct(times := server.take(path), 0.5),
-                                                      pct(times, 0.95))
+            if args.one_only:
+                many = {"done": 0, "asked": 0, "p50": None, "p95": None, "p99": None,
+                        "rps": None, "bytes": None, "status": one["status"],
+                        "server_p50": None, "server_p95": None}
+            else:
+                drain(port)
+                server.take(path)
+                many = measure(port, label, args.requests * 2, args.clients, args.budget_s)
+                time.sleep(0.5)  # the log's last lines
+                many["server_p50"], many["server_p95"] = (
+                    pct(times := server.take(path), 0.5), pct(times, 0.95))
             row = {"path": label, "statements": statements.get(label), "one": one,
                    "concurrent": many}
             rows.append(row)
