@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, g, jsonify, request, url_for
 from flask import session as cookie_session
 from markupsafe import Markup, escape
 from sqlalchemy import Select, func, select
@@ -254,12 +254,21 @@ def rating_html(value: float, games: int, family: str) -> Markup:
     return Markup(out)
 
 
+def bot_href(bot_id: int) -> str:
+    """``url_for("bots.bot_page", bot_id=bot_id)``, routed once per request (the
+    ``bot_link`` macro: a leaderboard page links 58 bots, a routing each)."""
+    prefix = g.get("arena_bot_href")
+    if prefix is None:
+        prefix = g.arena_bot_href = url_for("bots.bot_page", bot_id=1)[:-1]
+    return f"{prefix}{int(bot_id)}"
+
+
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
             "signed_in_account": lambda: account_sessions.current(session()),
             "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
             "fault_names": FAULT_NAMES, "rating_margin": rating_margin,
-            "rating_html": rating_html}
+            "rating_html": rating_html, "bot_href": bot_href}
 
 
 def card_filter(text: str) -> str:
