@@ -131,7 +131,8 @@ SEED_SQL = [
      INSERT INTO bots (id, name, url, version, token_hash, created_at, updated_at, deleted_at,
                        owner_paused, health_paused, health_failures, last_health_at,
                        last_health_reason, idle_since, info)
-     SELECT g, 'bot-' || lpad(g::text, greatest(5, length(%(bots)s::text)), '0'), 'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
+     SELECT g, 'bot-' || lpad(g::text, greatest(5, length(%(bots)s::text)), '0'),
+            'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
             TIMESTAMP '2026-01-01' + g * INTERVAL '1 second', TIMESTAMP '2026-01-01',
             NULL, false, false, 0, TIMESTAMP '2026-06-01', '', TIMESTAMP '2026-06-01',
             json_build_object('name', 'bot ' || g, 'author', 'bench')

@@ -8,10 +8,12 @@ profiled.
 
 No server, no sockets, no other process: the figure is the app's own work for one request
 (routing, SQL round trips to the local PostgreSQL, ORM loading, templates, JSON encoding),
-the part a page's code decides.  ``bench/read_path.py`` measures the same URLs through
-gunicorn as deployed.  ``--profile`` runs ``pyinstrument`` (``pip install pyinstrument``)
-over ``--requests`` renders of each URL and prints its call tree; without it, ``cProfile``
-sorted by cumulative time.
+the part a page's code decides.  Columns: wall p50 and p95 (ms), this thread's CPU p50 and
+p95 (ms: what the machine's other load inflates least), SQL statements, Python function
+calls per render (independent of the load), status.  ``bench/read_path.py`` measures the
+same URLs through gunicorn as deployed.  ``--profile`` runs ``pyinstrument`` (``pip install
+pyinstrument``) over ``--requests`` renders of each URL and prints its call tree; with
+``--cprofile``, ``cProfile`` counting CPU time, sorted by cumulative time.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ sys.path.append(str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("REDIS_NAMESPACE", f"bench-render-{os.getpid()}")
 
-import psycopg  # noqa: E402
-import read_path  # noqa: E402
+import psycopg
+import read_path
 
-from arena import create_app  # noqa: E402
+from arena import create_app
 
 
 def pct(values: list[float], q: float) -> float:
@@ -56,6 +58,21 @@ def time_url(client: Any, path: str, requests: int) -> dict[str, Any]:
         status = resp.status_code
     return {"p50": pct(lat, 0.5), "p95": pct(lat, 0.95), "cpu_p50": pct(cpu, 0.5),
             "cpu_p95": pct(cpu, 0.95), "status": status}
+
+
+def calls_per_render(client: Any, path: str, renders: int = 5) -> int:
+    """Python function calls one render makes (``cProfile``'s count): unlike a time, it
+    does not depend on what else the machine runs, so two checkouts compare on a busy
+    machine."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(renders):
+        client.get(path).get_data()
+    prof.disable()
+    return round(pstats.Stats(prof).total_calls / renders)  # type: ignore[attr-defined]
 
 
 def profile_url(client: Any, path: str, requests: int, use_pyinstrument: bool) -> str:
@@ -120,7 +137,7 @@ def main() -> int:
     rows = []
     for path in paths:
         row = {"path": path, **time_url(client, path, args.requests),
-               "statements": statements[path]}
+               "statements": statements[path], "calls": calls_per_render(client, path)}
         rows.append(row)
         if args.dump:
             Path(args.dump).mkdir(parents=True, exist_ok=True)
@@ -128,7 +145,8 @@ def main() -> int:
             (Path(args.dump) / name[:120]).write_bytes(client.get(path).get_data())
         if not args.json:
             print(f"{path[:54]:54} {row['p50']:8} {row['p95']:8} | cpu {row['cpu_p50']:7} "
-                  f"{row['cpu_p95']:7} {row['statements']:4} {row['status']}", flush=True)
+                  f"{row['cpu_p95']:7} {row['statements']:4} {row['calls']:7} {row['status']}",
+                  flush=True)
         if args.profile:
             print(profile_url(client, path, args.requests, not args.cprofile))
     if args.json:
