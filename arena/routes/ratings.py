@@ -149,7 +149,7 @@ def bot_briefs(s: Session, ids: list[int]) -> dict[int, BotBrief]:
         select(Bot.id, Bot.name, *STATUS_COLUMNS).where(Bot.id.in_(ids)))}
 
 
-def rating_lines(s: Session, stmt: Select[Any]) -> list[RatingLine]:
+def rating_lines(s: Session, stmt: Select[int, str, float, int]) -> list[RatingLine]:
     """The ratings ``stmt`` selects (:data:`RATING_COLUMNS`), with their bots: two column
     statements.  Loading ``Rating`` objects with ``selectinload(Rating.bot)`` built every
     bot of the page whole (its info document decoded): a third of the leaderboard's time."""
