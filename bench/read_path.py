@@ -53,6 +53,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # after PYTHONPATH: its code wins
+# A Redis namespace of its own, set before the arena (and RQ) is imported: RQ takes its key
+# prefix from it once, and the seeded database's derived namespace is not known yet.
+os.environ.setdefault("REDIS_NAMESPACE", f"bench-read-{os.getpid()}")
 
 import psycopg
 from sqlalchemy import event, select
@@ -128,7 +131,8 @@ SEED_SQL = [
      INSERT INTO bots (id, name, url, version, token_hash, created_at, updated_at, deleted_at,
                        owner_paused, health_paused, health_failures, last_health_at,
                        last_health_reason, idle_since, info)
-     SELECT g, 'bot-' || lpad(g::text, 5, '0'), 'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
+     SELECT g, 'bot-' || lpad(g::text, greatest(5, length(%(bots)s::text)), '0'),
+            'http://127.0.0.1:9/' || g, 1, repeat('0', 64),
             TIMESTAMP '2026-01-01' + g * INTERVAL '1 second', TIMESTAMP '2026-01-01',
             NULL, false, false, 0, TIMESTAMP '2026-06-01', '', TIMESTAMP '2026-06-01',
             json_build_object('name', 'bot ' || g, 'author', 'bench')
@@ -528,7 +532,8 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
     busy, quiet, recent = 1, bots // 2 + 1, matches
     deep = "page=1000"
     try:
-        if not (Path(arena.__file__).parent / "pagination.py").exists():
+        here = Path(arena.__file__).parent
+        if not any((here / where / "pagination.py").exists() for where in (".", "web")):
             raise ImportError("no keyset pagination in this checkout")  # (an editable
         from arena.web.pagination import encode_cursor  # install could find another one)
 
@@ -569,9 +574,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0,
                     help="fraction of 10,000 bots / 1,000,000 matches (0.1: 1k / 100k)")
+    ap.add_argument("--bots", type=int, help="bots to seed (instead of the scale's)")
+    ap.add_argument("--matches", type=int, help="matches to seed (instead of the scale's)")
     ap.add_argument("--requests", type=int, default=60, help="per URL and mode")
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients")
     ap.add_argument("--budget-s", type=float, default=30.0, help="per URL and mode")
+    ap.add_argument("--one-only", action="store_true",
+                    help="only the requests one at a time (no concurrent clients)")
     ap.add_argument("--keep", action="store_true", help="keep the database")
     ap.add_argument("--reuse", metavar="DATABASE",
                     help="measure a database seeded (and kept) by an earlier run instead of "
@@ -586,6 +595,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
     bots = max(ENTRANTS, int(FULL_BOTS * args.scale))
     matches = max(1000, int(FULL_MATCHES * args.scale))
+    bots, matches = args.bots or bots, args.matches or matches  # 100k / 10M: --scale 10
     admin = admin_url()
     name = args.reuse or f"arena_bench_{os.getpid()}"
     base = admin.rsplit("/", 1)[0]
@@ -662,12 +672,17 @@ def main() -> int:
             one = measure(port, label, args.requests, 1, args.budget_s)
             one["server_p50"], one["server_p95"] = (pct(times := server.take(path), 0.5),
                                                     pct(times, 0.95))
-            drain(port)
-            server.take(path)
-            many = measure(port, label, args.requests * 2, args.clients, args.budget_s)
-            time.sleep(0.5)  # the log's last lines
-            many["server_p50"], many["server_p95"] = (pct(times := server.take(path), 0.5),
-                                                      pct(times, 0.95))
+            if args.one_only:
+                many = {"done": 0, "asked": 0, "p50": None, "p95": None, "p99": None,
+                        "rps": None, "bytes": None, "status": one["status"],
+                        "server_p50": None, "server_p95": None}
+            else:
+                drain(port)
+                server.take(path)
+                many = measure(port, label, args.requests * 2, args.clients, args.budget_s)
+                time.sleep(0.5)  # the log's last lines
+                many["server_p50"], many["server_p95"] = (
+                    pct(times := server.take(path), 0.5), pct(times, 0.95))
             row = {"path": label, "statements": statements.get(label), "one": one,
                    "concurrent": many}
             rows.append(row)
@@ -687,7 +702,8 @@ def main() -> int:
         try:
             from redis import Redis
 
-            Redis.from_url(env["REDIS_URL"]).delete(f"rq:queue:{env['QUEUE_NAME']}")
+            Redis.from_url(env["REDIS_URL"]).delete(
+                f"{os.environ['REDIS_NAMESPACE']}:rq:queue:{env['QUEUE_NAME']}")
         except Exception:
             pass
     if args.json:

@@ -185,17 +185,28 @@ class Bot(Base):
 
     @property
     def status(self) -> str:
-        if self.deleted_at is not None:
-            return "deleted"
-        if self.owner_paused:
-            return "paused"
-        if self.check_state == "pending":
-            return "pending"
-        if self.check_state == "failed":
-            return "rejected"
-        if self.health_paused:
-            return "unhealthy"
-        return "active"
+        return bot_status(self.deleted_at, self.owner_paused, self.check_state,
+                          self.health_paused)
+
+
+STATUS_COLUMNS = (Bot.deleted_at, Bot.owner_paused, Bot.check_state, Bot.health_paused)
+"""The columns :func:`bot_status` reads, in its order: lists select them, not whole bots."""
+
+
+def bot_status(deleted_at: dt.datetime | None, owner_paused: bool, check_state: str,
+               health_paused: bool) -> str:
+    """A bot's status from :data:`STATUS_COLUMNS` (``Bot.status``; for column queries)."""
+    if deleted_at is not None:
+        return "deleted"
+    if owner_paused:
+        return "paused"
+    if check_state == "pending":
+        return "pending"
+    if check_state == "failed":
+        return "rejected"
+    if health_paused:
+        return "unhealthy"
+    return "active"
 
 
 # The leaderboard's name search (routes.ratings.search): WHERE lower(name) LIKE 'prefix%'

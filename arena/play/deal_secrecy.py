@@ -24,9 +24,10 @@ play; a sibling that is queued or running still plays the deals.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
-from sqlalchemy import ColumnElement, SQLColumnExpression, exists, select
+from sqlalchemy import ColumnElement, Select, SQLColumnExpression, bindparam, exists, select
 from sqlalchemy.orm import Session, aliased
 
 from arena.core.models import LadderSetMatch, Match
@@ -69,7 +70,15 @@ def deals_in_play(s: Session, match_ids: Iterable[int]) -> set[int]:
     ids = set(match_ids)
     if not ids:
         return set()
-    return set(s.scalars(select(Match.id).where(Match.id.in_(ids), in_play_sql(Match.id))))
+    return set(s.scalars(_in_play_statement(), {"ids": sorted(ids)}))
+
+
+@functools.cache
+def _in_play_statement() -> Select[int]:
+    """:func:`deals_in_play`'s statement, built once (the ids bound): building its six
+    aliases took longer than running it (3-4 ms of every match page and match API answer)."""
+    return select(Match.id).where(Match.id.in_(bindparam("ids", expanding=True)),
+                                  in_play_sql(Match.id))
 
 
 def deals_secret(s: Session, match: Match) -> bool:

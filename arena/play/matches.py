@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
-from arena.core.models import Bot, Match, MatchSeat, utcnow
+from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
 from referee import find_ruleset
@@ -259,3 +259,57 @@ def find_matches(s: Session, *, bot_id: int | None = None, ruleset: str | None =
                                        Match.finished_at).where(Match.id.in_(page)))}
     return [lines[i] for i in page if i in lines], len(found) > limit
 
+
+
+@dataclass(frozen=True)
+class BotSeatLine:
+    """One of a bot's recent matches, seen from its seat (the bot page's table): the
+    match's columns, the seat's, the strikes of the match's result (every seat's; none
+    without a result) and the other seats' bots' names in seat order."""
+
+    match_id: int
+    kind: str
+    state: str
+    ruleset: str
+    seat: int
+    rank: int | None
+    score: int | None
+    strikes: int | None
+    calls: int | None
+    p50_ms: float | None
+    p95_ms: float | None
+    has_result: bool
+    result_strikes: tuple[Any, ...]
+    opponents: tuple[str, ...]
+
+
+def bot_recent_seats(s: Session, bot_id: int, limit: int) -> list[BotSeatLine]:
+    """The bot's ``limit`` newest matches, newest first, as plain rows: two statements
+    whatever ``limit`` (``ix_match_seats_bot_id_match_id`` read backwards, joined to the
+    matches and results by primary key; then the other seats with their bots' names).
+
+    Column queries, not ORM objects: the bot page built its 20 rows from matches, seats,
+    bots and results as mapped objects (four statements, every column of each, the
+    results' whole totals and the bots' info documents decoded): 15 ms of its 22 ms at
+    10,000 bots / 1M matches.  Only the result's strikes are read (``totals -> 'strikes'``)."""
+    rows = s.execute(
+        select(MatchSeat.match_id, Match.kind, Match.state, Match.ruleset, MatchSeat.seat,
+               MatchSeat.rank, MatchSeat.score, MatchSeat.strikes, MatchSeat.calls,
+               MatchSeat.p50_ms, MatchSeat.p95_ms, MatchResult.id.label("result_id"),
+               MatchResult.totals["strikes"].label("result_strikes"))
+        .join(Match, Match.id == MatchSeat.match_id)
+        .outerjoin(MatchResult, MatchResult.match_id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot_id)
+        .order_by(MatchSeat.match_id.desc()).limit(limit)).all()
+    if not rows:
+        return []
+    others: dict[int, list[str]] = {r.match_id: [] for r in rows}
+    for match_id, name in s.execute(
+            select(MatchSeat.match_id, Bot.name).join(Bot, Bot.id == MatchSeat.bot_id)
+            .where(MatchSeat.match_id.in_(list(others)), MatchSeat.bot_id != bot_id)
+            .order_by(MatchSeat.match_id, MatchSeat.seat)):
+        others[match_id].append(name)
+    return [BotSeatLine(r.match_id, r.kind, r.state, r.ruleset, r.seat, r.rank, r.score,
+                        r.strikes, r.calls, r.p50_ms, r.p95_ms, r.result_id is not None,
+                        tuple(r.result_strikes or ()), tuple(others[r.match_id]))
+            for r in rows]

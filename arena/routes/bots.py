@@ -26,17 +26,18 @@ from flask import (
 )
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
-from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, Rating, utcnow
+from arena.core.models import Bot, BotVersion, HealthCheck, Rating, utcnow
 from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
 from arena.core.storage import session
+from arena.play.matches import bot_recent_seats
 from arena.play.ratings import rating_series
 from arena.web import idempotency, owners, welcome
 from arena.web.charts import rating_chart
@@ -58,7 +59,6 @@ from arena.web.shapes.requests import (
 )
 from referee.runner.faults import plain_items
 
-from .matches import seats_with_bots
 from .plumbing import (
     FORM_EXPIRED,
     READ,
@@ -84,26 +84,54 @@ NOT_LOADED: Any = object()
 # --- JSON renderings -------------------------------------------------------------------------
 
 
-def admission_checks(bots: list[Bot]) -> dict[int, HealthCheck]:
-    """The newest admission check of each bot of a list, in one statement (not one per
-    bot)."""
+CHECK_COLUMNS = (HealthCheck.id, HealthCheck.bot_id, HealthCheck.purpose, HealthCheck.state,
+                 HealthCheck.ok, HealthCheck.reason, HealthCheck.describe_ms,
+                 HealthCheck.move_ms, HealthCheck.at, HealthCheck.finished_at)
+"""What :func:`check_json` reads of a check: lists select these, not whole rows."""
+
+
+def admission_checks(bots: list[Bot]) -> dict[int, Any]:
+    """The newest admission check of each bot of a list (:data:`CHECK_COLUMNS`, read as
+    :func:`check_json` reads a check), in one statement (not one per bot)."""
     ids = [b.id for b in bots]
     if not ids:
         return {}
     newest = (select(func.max(HealthCheck.id))
               .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
               .group_by(HealthCheck.bot_id))
-    return {h.bot_id: h for h in session().scalars(
-        select(HealthCheck).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+    return {h.bot_id: h for h in session().execute(
+        select(*CHECK_COLUMNS).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+
+
+def ratings_of(bots: list[Bot]) -> dict[int, list[Any]]:
+    """Each bot's ratings by family (as ``Bot.ratings``, read as :func:`rating_json` reads
+    a rating), in one column statement for the list."""
+    out: dict[int, list[Any]] = {b.id: [] for b in bots}
+    if out:
+        for r in session().execute(
+                select(Rating.bot_id, Rating.family, Rating.rating, Rating.games)
+                .where(Rating.bot_id.in_(list(out))).order_by(Rating.bot_id, Rating.family)):
+            out[r.bot_id].append(r)
+    return out
 
 
 def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
+    """:func:`bot_json` of each bot of a list: its checks and ratings in one statement each,
+    as columns (a list of 50 bots built 50 ``HealthCheck`` objects and 50 collections of
+    ``Rating`` objects), and its check URL formatted, not routed, per bot."""
     checks = admission_checks(bots)
-    return [bot_json(b, check=checks.get(b.id)) for b in bots]
+    ratings = ratings_of(bots)
+    head, tail = url_for("bots.bot_check", bot_id=1).rsplit("/1/", 1)
+    return [bot_json(b, check=checks.get(b.id), ratings=ratings[b.id],
+                     check_url=f"{head}/{b.id}/{tail}") for b in bots]
 
 
-def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dict[str, Any]:
-    ratings = bot.ratings  # eager-loaded by lists (selectinload), lazy for one bot
+def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED,
+             ratings: list[Any] | None = None, check_url: str | None = None) -> dict[str, Any]:
+    """A bot as the API shows it (``check``, ``ratings``, ``check_url``: already loaded
+    or formatted by a list, :func:`bots_json`; else looked up for this bot)."""
+    if ratings is None:
+        ratings = list(bot.ratings)
     out: dict[str, Any] = {
         "id": bot.id,
         "name": bot.name,
@@ -118,7 +146,7 @@ def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED) -> dic
             "last_reason": bot.last_health_reason,
             "pause_reason": bot.pause_reason if bot.health_paused else "",
         },
-        "check": admission_json(bot, check),
+        "check": admission_json(bot, check, check_url),
         "ratings": [rating_json(r) for r in ratings],
     }
     if private:
@@ -141,14 +169,15 @@ def check_json(check: HealthCheck) -> dict[str, Any]:
     }
 
 
-def admission_json(bot: Bot, check: Any = NOT_LOADED) -> dict[str, Any] | None:
+def admission_json(bot: Bot, check: Any = NOT_LOADED,
+                   url: str | None = None) -> dict[str, Any] | None:
     """The newest submission / URL-change / re-check check, with the URL to poll (``check``:
     already loaded by a list, see :func:`admission_checks`)."""
     if check is NOT_LOADED:
         check = bot_service.latest_admission_check(session(), bot.id)
     if check is None:
         return None
-    return {**check_json(check), "url": url_for("bots.bot_check", bot_id=bot.id)}
+    return {**check_json(check), "url": url or url_for("bots.bot_check", bot_id=bot.id)}
 
 
 def accepted(s: Session, bot: Bot, check: HealthCheck, body: dict[str, Any]) -> Response:
@@ -332,7 +361,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
              check_errors: list[str] | None = None) -> tuple[str, int] | str | Response:
     s = session()
     cfg = current_app.config
-    bot = s.get(Bot, bot_id)
+    bot, admission = bot_service.bot_and_latest_check(s, bot_id)  # one round trip
     if bot is None:
         return page_not_found(f"bot {bot_id}")
     ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
@@ -342,14 +371,8 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
         hist = rating_series(s, r.family, {bot.id: r.games}, int(cfg["CHART_POINTS"]))
         charts.append((r, rating_chart([(bot.name, hist.get(bot.id, []), None)],
                                        height=260)))
-    # ix_match_seats_bot_id_match_id, read backwards; matches, their seats, bots and
-    # results in three more queries whatever the number of rows.
-    seats = s.scalars(select(MatchSeat).where(MatchSeat.bot_id == bot.id)
-                      .options(selectinload(MatchSeat.match).options(
-                          seats_with_bots(), selectinload(Match.result)))
-                      .order_by(MatchSeat.match_id.desc())
-                      .limit(int(cfg["RECENT_MATCHES"]))).all()
-    finished = [x for x in seats if x.match.state == "finished"]
+    seats = bot_recent_seats(s, bot.id, int(cfg["RECENT_MATCHES"]))
+    finished = [x for x in seats if x.state == "finished"]
     p50s = [x.p50_ms for x in finished if x.p50_ms is not None]
     p95s = [x.p95_ms for x in finished if x.p95_ms is not None]
     latency = {
@@ -361,16 +384,14 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     strikes: list[dict[str, Any]] = []
     reasons: Counter[str] = Counter()
     for x in finished:
-        result = x.match.result
-        if result is None:
+        if not x.has_result:
             continue
-        for st in plain_items(result.totals.get("strikes", []), "reason", with_name=True):
+        for st in plain_items(list(x.result_strikes), "reason", with_name=True):
             if st["seat"] == x.seat:
                 reasons[st["name"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
     health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
                             .order_by(HealthCheck.id.desc()).limit(5)))
-    admission = bot_service.latest_admission_check(s, bot.id)
     # Count before cutting the list: the stat, the reason chips and "n of total" above the
     # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats, latency=latency,
@@ -470,8 +491,7 @@ def list_bots() -> Response:
         else:  # pending or rejected
             stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
                 "pending" if status == "pending" else "failed"))
-    return paginate(stmt.options(selectinload(Bot.ratings)), query, bot_json,
-                    render_all=bots_json)
+    return paginate(stmt, query, bot_json, render_all=bots_json)
 
 
 @bp.get("/api/bots/<id:bot_id>")

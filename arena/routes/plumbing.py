@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, g, jsonify, request, url_for
 from flask import session as cookie_session
+from markupsafe import Markup, escape
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm.interfaces import ORMOption
 
@@ -233,11 +234,39 @@ def rating_margin(games: int, family: str) -> float:
     return margin_of(current_app.config, games, family)
 
 
+def rating_html(value: float, games: int, family: str) -> Markup:
+    """A rating with its ± (the title gives its 95% interval) and the provisional mark:
+    the ``rating`` macro of ``_macros.html``, which calls this.  A function, not template
+    code: the leaderboard shows 50 of them, and a Jinja macro call with its ``set`` and
+    five formatted numbers cost several times this (``family``, the one text a visitor can
+    choose, is escaped as the template would)."""
+    m = rating_margin(games, family)
+    provisional_games = int(current_app.config["ELO_PROVISIONAL_GAMES"])
+    out = (f'<span class="rating">{value:.0f}</span><span class="margin" '
+           f'data-test="rating-margin" title="95% interval: {value - m:.0f} to '
+           f'{value + m:.0f} ({games} rated result{"" if games == 1 else "s"} in '
+           f'{escape(family)})">&plusmn;{m:.0f}</span>')
+    if games < provisional_games:
+        out += (f'<span class="prov" title="provisional: fewer than {provisional_games} '
+                'rated games">?</span>')
+    return Markup(out)
+
+
+def bot_href(bot_id: int) -> str:
+    """``url_for("bots.bot_page", bot_id=bot_id)``, routed once per request (the
+    ``bot_link`` macro: a leaderboard page links 58 bots, a routing each)."""
+    prefix = g.get("arena_bot_href")
+    if prefix is None:
+        prefix = g.arena_bot_href = url_for("bots.bot_page", bot_id=1)[:-1]
+    return f"{prefix}{int(bot_id)}"
+
+
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
             "signed_in_account": lambda: account_sessions.current(session()),
             "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
-            "fault_names": FAULT_NAMES, "rating_margin": rating_margin}
+            "fault_names": FAULT_NAMES, "rating_margin": rating_margin,
+            "rating_html": rating_html, "bot_href": bot_href}
 
 
 def card_filter(text: str) -> str:

@@ -146,13 +146,14 @@ def tournaments() -> str:
     return render_template("tournaments.html", items=summaries(s, rows))
 
 
-def _entrant_choices() -> tuple[list[Bot], bool]:
-    """The bots the form offers: at most ``TOURNAMENT_MAX_ENTRANTS``, the highest rated
+def _entrant_choices() -> tuple[list[Any], bool]:
+    """The bots the form offers (``id`` and ``name``: columns, not 256 whole bots with
+    their info documents decoded): at most ``TOURNAMENT_MAX_ENTRANTS``, the highest rated
     (classic family) first, listed by name; and whether there are more (the API takes any
     bot ids).  A form of 10,000 checkboxes would be neither usable nor cheap."""
     cap = int(current_app.config["TOURNAMENT_MAX_ENTRANTS"])
-    rows = list(session().scalars(
-        select(Bot).outerjoin(Rating, (Rating.bot_id == Bot.id)
+    rows = list(session().execute(
+        select(Bot.id, Bot.name).outerjoin(Rating, (Rating.bot_id == Bot.id)
                               & (Rating.family == DEFAULT_FAMILY))
         .where(Bot.deleted_at.is_(None))
         .order_by(Rating.rating.desc().nulls_last(), Bot.id).limit(cap + 1)))

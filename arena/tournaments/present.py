@@ -18,10 +18,11 @@ import io
 import json
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from arena.core.models import Bot, Match, MatchResult, MatchSeat
 from arena.core.tournament_models import (
@@ -50,24 +51,96 @@ def bot_names(s: Session, t: Tournament) -> dict[int, str]:
     return dict(rows)
 
 
+@dataclass(frozen=True)
+class MatchState:
+    """What the bracket shows of a table's match."""
+
+    id: int
+    state: str
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """A table's match (a ``TournamentMatch`` with its match's state), as columns."""
+
+    match_id: int
+    rotation: int
+    match: MatchState
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A ``TournamentTable`` as the bracket reads it, with its links in rotation order."""
+
+    id: int
+    number: int
+    state: str
+    bots: dict[str, Any]
+    result: dict[str, Any] | None
+    links: list[LinkView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RoundView:
+    """A ``TournamentRound`` as the bracket reads it, with its tables in number order."""
+
+    id: int
+    number: int
+    state: str
+    byes: dict[str, Any]
+    target: int | None
+    advanced: dict[str, Any] | None
+    tables: list[TableView] = field(default_factory=list)
+
+
 def load_rounds(s: Session, t: Tournament,
-                numbers: Sequence[int] | None = None) -> list[TournamentRound]:
+                numbers: Sequence[int] | None = None) -> list[RoundView]:
     """The tournament's rounds (or only those ``numbers``) with their tables, the tables'
-    links and the linked matches: four statements however large the tournament."""
-    stmt = (select(TournamentRound).where(TournamentRound.tournament_id == t.id)
-            .options(selectinload(TournamentRound.tables).selectinload(TournamentTable.links)
-                     .joinedload(TournamentMatch.match))
-            .order_by(TournamentRound.number))
+    links and the linked matches' states: three column statements however large the
+    tournament (as ORM objects, 64 tables and 128 matches built a graph of 200 rows: most
+    of the bracket's time)."""
+    stmt = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
+                   TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
+            .where(TournamentRound.tournament_id == t.id).order_by(TournamentRound.number))
     if numbers is not None:
         stmt = stmt.where(TournamentRound.number.in_(list(numbers)))
-    return list(s.scalars(stmt))
+    rounds = [RoundView(*row) for row in s.execute(stmt)]
+    if not rounds:
+        return rounds
+    by_round = {r.id: r for r in rounds}
+    tables: dict[int, TableView] = {}
+    for row in s.execute(select(TournamentTable.round_id, TournamentTable.id,
+                                TournamentTable.number, TournamentTable.state,
+                                TournamentTable.bots, TournamentTable.result)
+                         .where(TournamentTable.round_id.in_(list(by_round)))
+                         .order_by(TournamentTable.round_id, TournamentTable.number)):
+        table = TableView(*row[1:])
+        tables[table.id] = table
+        by_round[row[0]].tables.append(table)
+    if tables:
+        for table_id, match_id, rotation, state in s.execute(
+                select(TournamentMatch.table_id, TournamentMatch.match_id,
+                       TournamentMatch.rotation, Match.state)
+                .join(Match, Match.id == TournamentMatch.match_id)
+                .where(TournamentMatch.table_id.in_(list(tables)))
+                .order_by(TournamentMatch.table_id, TournamentMatch.rotation)):
+            tables[table_id].links.append(LinkView(match_id, rotation,
+                                                   MatchState(match_id, state)))
+    return rounds
 
 
-def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[MatchSeat]]:
-    """The seats of these matches (seat order), in one statement."""
-    out: dict[int, list[MatchSeat]] = {m: [] for m in match_ids}
+SEAT_RESULT_COLUMNS = (MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.seat, MatchSeat.rank,
+                       MatchSeat.score, MatchSeat.wins, MatchSeat.strikes, MatchSeat.forfeited)
+"""What a table's result reads of a seat (:func:`arena.tournaments.service.table_lines`)."""
+
+
+def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[Any]]:
+    """The seats of these matches (seat order; :data:`SEAT_RESULT_COLUMNS`, read as a
+    ``MatchSeat`` is), in one statement."""
+    out: dict[int, list[Any]] = {m: [] for m in match_ids}
     if match_ids:
-        for x in s.scalars(select(MatchSeat).where(MatchSeat.match_id.in_(list(match_ids)))
+        for x in s.execute(select(*SEAT_RESULT_COLUMNS)
+                           .where(MatchSeat.match_id.in_(list(match_ids)))
                            .order_by(MatchSeat.match_id, MatchSeat.seat)):
             out[x.match_id].append(x)
     return out
@@ -150,12 +223,13 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     """The JSON of each tournament, for a whole list in three statements (entrants with
     their names, and matches per state), never a query per tournament."""
     ids = [t.id for t in rows]
-    entrants: dict[int, list[tuple[TournamentEntrant, str]]] = {i: [] for i in ids}
-    if ids:
-        for e, name in s.execute(select(TournamentEntrant, Bot.name)
-                                 .join(Bot, Bot.id == TournamentEntrant.bot_id)
-                                 .where(TournamentEntrant.tournament_id.in_(ids))):
-            entrants[e.tournament_id].append((e, name))
+    entrants: dict[int, list[Any]] = {i: [] for i in ids}
+    if ids:  # columns, not entrant objects: 512 of them for two tournaments of 256
+        for e in s.execute(select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
+                                  TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
+                           .join(Bot, Bot.id == TournamentEntrant.bot_id)
+                           .where(TournamentEntrant.tournament_id.in_(ids))):
+            entrants[e.tournament_id].append((e, e.name))
     counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
     out = []
     for t in rows:
@@ -210,7 +284,7 @@ def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
     names = bot_names(s, t)
     seeds = seed_map(s, t)
     rounds = load_rounds(s, t, None if only_round is None else [only_round])
-    shown: dict[int, list[TournamentTable]] = {
+    shown: dict[int, list[TableView]] = {
         rnd.number: list(rnd.tables if tables is None else rnd.tables[tables])
         for rnd in rounds}
     # Tables still being played show their partial result: the seats of their finished

@@ -405,12 +405,15 @@ def seed_map(s: Session, t: Tournament) -> dict[int, int]:
     return {b: (seed or 10**6 + b) for b, seed in rows}
 
 
-def table_lines(s: Session, t: Tournament, table: TournamentTable,
+def table_lines(s: Session, t: Tournament, table: Any,
                 seeds: dict[int, int], *,
-                seats_of: Mapping[int, Sequence[MatchSeat]] | None = None,
+                seats_of: Mapping[int, Sequence[Any]] | None = None,
                 ) -> list[scoring.TableLine]:
     """The table's result from its finished matches; ``seats_of`` (match id -> seats in
-    seat order) saves a query per match when the caller loaded them all at once."""
+    seat order) saves a query per match when the caller loaded them all at once.
+    ``table``: a ``TournamentTable``, or what the bracket reads of one
+    (:class:`arena.tournaments.present.TableView`: ``bots`` and ``links``, each with its
+    ``match``'s ``id`` and ``state``)."""
     matches: list[list[scoring.SeatResult]] = []
     for link in table.links:
         m = link.match

@@ -1,0 +1,158 @@
+"""Where an uncached render's time goes: every page and API listing of bench/read_path.py,
+rendered in this process (Flask's test client, ``READ_CACHE_S=0``), timed and optionally
+profiled.
+
+    python bench/read_path.py --seed-only                      # once: prints DATABASE
+    python bench/render_time.py --reuse DATABASE               # p50/p95 of every URL
+    python bench/render_time.py --reuse DATABASE --only /bots/1 --profile   # where it goes
+
+No server, no sockets, no other process: the figure is the app's own work for one request
+(routing, SQL round trips to the local PostgreSQL, ORM loading, templates, JSON encoding),
+the part a page's code decides.  Columns: wall p50 and p95 (ms), this thread's CPU p50 and
+p95 (ms: what the machine's other load inflates least), SQL statements, Python function
+calls per render (independent of the load), status.  ``bench/read_path.py`` measures the
+same URLs through gunicorn as deployed.  ``--profile`` runs ``pyinstrument`` (``pip install
+pyinstrument``) over ``--requests`` renders of each URL and prints its call tree; with
+``--cprofile``, ``cProfile`` counting CPU time, sorted by cumulative time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("REDIS_NAMESPACE", f"bench-render-{os.getpid()}")
+
+import psycopg
+import read_path
+
+from arena import create_app
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def time_url(client: Any, path: str, requests: int) -> dict[str, Any]:
+    """``requests`` renders of ``path`` one after another (after two to warm up)."""
+    for _ in range(2):
+        client.get(path)
+    lat: list[float] = []
+    cpu: list[float] = []
+    status = 0
+    for _ in range(requests):
+        t, c = time.perf_counter(), time.thread_time()
+        resp = client.get(path)
+        resp.get_data()
+        lat.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.thread_time() - c) * 1000)
+        status = resp.status_code
+    return {"p50": pct(lat, 0.5), "p95": pct(lat, 0.95), "cpu_p50": pct(cpu, 0.5),
+            "cpu_p95": pct(cpu, 0.95), "status": status}
+
+
+def calls_per_render(client: Any, path: str, renders: int = 5) -> int:
+    """Python function calls one render makes (``cProfile``'s count): unlike a time, it
+    does not depend on what else the machine runs, so two checkouts compare on a busy
+    machine."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(renders):
+        client.get(path).get_data()
+    prof.disable()
+    return round(pstats.Stats(prof).total_calls / renders)  # type: ignore[attr-defined]
+
+
+def profile_url(client: Any, path: str, requests: int, use_pyinstrument: bool) -> str:
+    if use_pyinstrument:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.0002)
+        profiler.start()
+        for _ in range(requests):
+            client.get(path).get_data()
+        profiler.stop()
+        return str(profiler.output_text(unicode=False, color=False, show_all=False))
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile(time.thread_time)  # CPU time: what the machine's load leaves out
+    prof.enable()
+    for _ in range(requests):
+        client.get(path).get_data()
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(60)
+    return buf.getvalue()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reuse", metavar="DATABASE", required=True,
+                    help="a database seeded by bench/read_path.py --seed-only")
+    ap.add_argument("--requests", type=int, default=60, help="renders per URL")
+    ap.add_argument("--only", metavar="SUBSTRING", action="append",
+                    help="only the URLs containing this (repeatable)")
+    ap.add_argument("--exact", action="store_true", help="--only matches whole paths")
+    ap.add_argument("--profile", action="store_true", help="print where the time goes")
+    ap.add_argument("--cprofile", action="store_true", help="cProfile, not pyinstrument")
+    ap.add_argument("--dump", metavar="FOLDER",
+                    help="write each URL's body there (to compare two checkouts' pages)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    admin = read_path.admin_url()
+    pg_url = f"{admin.rsplit('/', 1)[0]}/{args.reuse}"
+    sa_url = "postgresql+psycopg://" + pg_url.split("://", 1)[1]
+    app = create_app({"DATABASE_URL": sa_url, "SECRET_KEY": secrets.token_hex(32),
+                      "RATE_LIMITS_ENABLED": False, "READ_CACHE_S": 0,
+                      "READ_CACHE_SHARED": False,
+                      "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"),
+                      "INSTANCE_PATH": f"/tmp/{args.reuse}"})
+    with psycopg.connect(pg_url) as conn:
+        bots = int(conn.execute("SELECT count(*) FROM bots").fetchone()[0])  # type: ignore[index]
+        matches = int(conn.execute(  # type: ignore[index]
+            "SELECT count(*) FROM matches WHERE kind = 'ladder'").fetchone()[0])
+        tids = {f: int(i) for f, i in conn.execute(
+            "SELECT format, min(id) FROM tournaments GROUP BY format")}
+    paths = [read_path.split(p)[0] for p in read_path.urls(app, tids, bots, matches)
+             if not read_path.split(p)[1]]
+    if args.only:
+        paths = [p for p in paths if any((o == p) if args.exact else (o in p)
+                                         for o in args.only)]
+    client = app.test_client()
+    statements = read_path.count_statements(app, paths)
+    rows = []
+    for path in paths:
+        row = {"path": path, **time_url(client, path, args.requests),
+               "statements": statements[path], "calls": calls_per_render(client, path)}
+        rows.append(row)
+        if args.dump:
+            Path(args.dump).mkdir(parents=True, exist_ok=True)
+            name = path.strip("/").replace("/", "_").replace("?", "_") or "home"
+            (Path(args.dump) / name[:120]).write_bytes(client.get(path).get_data())
+        if not args.json:
+            print(f"{path[:54]:54} {row['p50']:8} {row['p95']:8} | cpu {row['cpu_p50']:7} "
+                  f"{row['cpu_p95']:7} {row['statements']:4} {row['calls']:7} {row['status']}",
+                  flush=True)
+        if args.profile:
+            print(profile_url(client, path, args.requests, not args.cprofile))
+    if args.json:
+        print(json.dumps({"bots": bots, "matches": matches, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
