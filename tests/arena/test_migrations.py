@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError
 # Every module that declares tables on ``Base.metadata`` (the app imports them all; the
 # migration tests compare the whole metadata without creating an app).
 import arena.core.tournament_models
+import arena.core.webhook_models
 import arena.web.idempotency  # noqa: F401
 from arena.core.models import Base
 from arena.core.storage import Database, alembic_config, current_revision, get_db, upgrade
