@@ -120,7 +120,7 @@ def owned_hook(webhook_id: int, scope: str) -> tuple[Owner, Webhook]:
 @bp.post("/api/webhooks")
 @limited("bot_owner")
 @operation("Register a webhook: the owner's events are POSTed to it, signed (the secret is "
-           "shown once)", {201: (out.NewWebhook, "registered")}, body=NewWebhook,
+           "shown once)", {201: (out.WebhookCreated, "registered")}, body=NewWebhook,
            auth="owner", errors={409: "WEBHOOKS_PER_OWNER reached",
                                  422: "URL refused by the SSRF guard"},
            description="An account token (bots:write) makes a webhook that hears about every "

@@ -480,7 +480,7 @@ class Webhook(Answer):
     deliveries: dict[str, int] = Field(description="how many deliveries are in each state")
 
 
-class NewWebhook(Webhook):
+class WebhookCreated(Webhook):
     """``POST /api/webhooks``: the webhook and its signing secret, shown only now."""
 
     secret: str = Field(description="signs every event (X-BigTwo-Signatures, version 2 of the "
