@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -509,3 +510,31 @@ def test_a_lost_attempt_counts_and_is_tried_again(app: Flask, alice: FlaskClient
     assert (d.state, d.error) == ("retrying", "the worker sending it was lost")
     run_queued_jobs(app)
     assert the_delivery(app, hook["id"]).state == "delivered" and len(rx.requests) == 1
+
+
+def documented_verifier() -> Callable[..., bool]:
+    """The standard-library ``verify`` that docs/notifications.md gives receivers."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "notifications.md").read_text()
+    section = text.split("## Verifying the signature", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict[str, Any] = {}
+    exec(compile(code, "docs/notifications.md", "exec"), scope)
+    verify: Callable[..., bool] = scope["verify"]
+    return verify
+
+
+def test_the_documented_verifier_accepts_a_real_event_and_nothing_else(
+        app: Flask, alice: FlaskClient, client: FlaskClient,
+        receiver: Callable[..., Receiver]) -> None:
+    rx = receiver()
+    token = make_token(alice, "rw", RW)
+    hook = register(client, token, rx.url("/hooks/arena?k=1"))
+    client.post(f"/api/webhooks/{hook['id']}/test", headers=bearer(token))
+    run_queued_jobs(app)
+    got = rx.requests[0]
+    verify = documented_verifier()
+    assert verify(hook["secret"], got.target, got.headers, got.body)
+    assert not verify(hook["secret"], got.target, got.headers, got.body + b" ")
+    assert not verify(hook["secret"], "/hooks/other", got.headers, got.body)
+    other = register(client, token, rx.url())
+    assert not verify(other["secret"], got.target, got.headers, got.body)
