@@ -10,13 +10,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from referee.wire.signing import (
-    REQUEST_ID_HEADER,
-    SIGNATURES_HEADER,
-    TIMESTAMP_HEADER,
-    ReplayCache,
-    verify_v2,
-)
+from referee.wire.signing import ReplayCache, verify_request
 
 
 @dataclass(frozen=True)
@@ -29,11 +23,8 @@ class Received:
     def verify(self, secret: str, cache: ReplayCache | None = None) -> tuple[str, str] | None:
         """Why version 2 verification fails with ``secret`` (None: it verifies), exactly as a
         receiver does it (docs/notifications.md)."""
-        return verify_v2([secret.encode("ascii")], self.method, self.target, self.body,
-                         timestamp=self.headers.get(TIMESTAMP_HEADER),
-                         request_id=self.headers.get(REQUEST_ID_HEADER),
-                         signatures=self.headers.get(SIGNATURES_HEADER),
-                         replay_cache=cache)
+        return verify_request([secret.encode("ascii")], self.method, self.target, self.body,
+                              self.headers, replay_cache=cache)
 
 
 class Receiver:
