@@ -219,7 +219,7 @@ def _page(account: Account, *, status: int = 200, errors: list[str] | None = Non
     s = session()
     owner = Owner(account_id=account.id)
     hooks = webhooks.owned(s, owner)
-    logs = {h.id: webhooks.deliveries(s, h, limit=LOG_LINES) for h in hooks}
+    logs = webhooks.newest_deliveries(s, [h.id for h in hooks], LOG_LINES)
     resp = Response(render_template(
         "webhooks.html", account=account, hooks=hooks, logs=logs, events=EVENTS,
         subscribable=webhooks.SUBSCRIBABLE, errors=errors or [], new_secret=new_secret,

@@ -538,3 +538,46 @@ def test_the_documented_verifier_accepts_a_real_event_and_nothing_else(
     assert not verify(hook["secret"], "/hooks/other", got.headers, got.body)
     other = register(client, token, rx.url())
     assert not verify(other["secret"], got.target, got.headers, got.body)
+
+
+def test_the_webhook_reads_cost_a_fixed_number_of_statements(
+        app: Flask, alice: FlaskClient, client: FlaskClient) -> None:
+    """The page, the list and a delivery log: the same statements for one webhook with one
+    delivery as for five with thirty each (no query per webhook or per delivery), and the
+    page shows each webhook's newest deliveries only."""
+    from arena.routes.webhooks import LOG_LINES
+
+    from .test_read_path import counting
+
+    token = make_token(alice, "rw", RW)
+    with get_db(app).begin() as s:
+        account_id = s.scalar(select(Account.id).where(Account.username_key == "alice"))
+    counts: dict[str, list[int]] = {"page": [], "list": [], "log": []}
+    page = ""
+    for hooks, each in ((1, 1), (5, 30)):
+        with get_db(app).begin() as s:
+            s.execute(update(Webhook).values(deleted_at=utcnow()))
+            made = []
+            for _ in range(hooks):
+                hook = Webhook(account_id=account_id, url="http://127.0.0.1:9/h",
+                               events="bot.benched")
+                s.add(hook)
+                s.flush()
+                made.append(hook)
+                for _ in range(each):
+                    webhooks.send_test(app, s, webhooks.Owner(account_id=account_id), hook)
+            first = made[0].id
+        get_queue(app).queue.empty()
+        for name, url, who in (("page", "/account/webhooks", alice),
+                               ("list", "/api/webhooks", client),
+                               ("log", f"/api/webhooks/{first}/deliveries", client)):
+            who.get(url, headers=bearer(token))  # warm
+            with counting(app) as statements:
+                r = who.get(url, headers=bearer(token))
+            assert r.status_code == 200
+            counts[name].append(len(statements))
+            if name == "page":
+                page = r.get_data(as_text=True)
+    assert all(max(c) - min(c) <= 1 for c in counts.values()), counts
+    assert page.count("data-webhook=") == 5
+    assert page.count("<tr data-delivery=") == 5 * LOG_LINES
