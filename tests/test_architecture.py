@@ -247,16 +247,17 @@ ARENA_ROOMS: dict[str, set[str]] = {
     "core": set(),
     "play": {"core"},
     "web": {"core"},
-    "bots": {"core", "play"},
+    "notify": {"core"},
+    "bots": {"core", "play", "notify"},
     "accounts": {"core"},
-    "tournaments": {"core", "play"},
+    "tournaments": {"core", "play", "notify"},
     "live": {"core", "play"},
     "migrations": {"core"},
-    "routes": {"core", "play", "web", "bots", "tournaments", "live", "accounts"},
+    "routes": {"core", "play", "web", "bots", "tournaments", "live", "accounts", "notify"},
     ROOT_ROOM: {"core", "web", "routes"},
-    "jobs": {"core", "play", "bots", "tournaments", "live", ROOT_ROOM},
+    "jobs": {"core", "play", "bots", "tournaments", "live", "notify", ROOT_ROOM},
     "ops": {"core", "play", "web", "bots", "tournaments", "live", "routes", "jobs", "accounts",
-            ROOT_ROOM},
+            "notify", ROOT_ROOM},
 }
 """Which room of ``arena/`` may import which (docs/architecture.md draws it).  The package
 root builds the app (``create_app``: the core's resources, the web's plumbing, every route);

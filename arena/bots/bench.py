@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from arena.core.models import Bot, HealthCheck, utcnow
+from arena.notify import events
 
 BENCH = "bench"
 """The ``purpose`` of a benching event among a bot's health checks."""
@@ -54,7 +55,8 @@ def bench_seconds(app: Flask, earlier: int) -> float:
 
 def bench(app: Flask, s: Session, bot: Bot, reason: str, *, for_matches: bool) -> dt.datetime:
     """Take ``bot`` out of the ladder and record the event; returns when the bench ends
-    (``now`` for a bench after failed checks: the next passing check returns the bot)."""
+    (``now`` for a bench after failed checks: the next passing check returns the bot).  The
+    bot's owner is told (``bot.benched``, :mod:`arena.notify.events`)."""
     now = utcnow()
     until = now
     if for_matches:
@@ -68,6 +70,10 @@ def bench(app: Flask, s: Session, bot: Bot, reason: str, *, for_matches: bool) -
     bot.updated_at = now
     s.add(HealthCheck(bot_id=bot.id, at=now, url=bot.url, ok=False, reason=reason[:1000],
                       state="done", purpose=BENCH, finished_at=until))
+    # The owner hears of it once this transaction commits (never if it rolls back).
+    events.emit(app, s, "bot.benched", bot_ids=[bot.id], data={
+        "reason": bot.pause_reason, "cause": "matches" if for_matches else "checks",
+        "bench_ends": events.iso(until) if for_matches else None})
     return until
 
 

@@ -50,6 +50,7 @@ from arena.core.models import Bot, BotVersion, HealthCheck, Match, MatchSeat, ut
 from arena.core.queue import get_queue
 from arena.core.signing import Signing, signing_for
 from arena.core.storage import get_db
+from arena.notify import events
 from arena.play.ladder import ladder_rulesets
 from arena.play.matches import default_limits
 from referee import find_ruleset
@@ -285,7 +286,7 @@ def apply_check(app: Flask, s: Session, bot: Bot, check: HealthCheck,
             check.ok, check.reason = False, "this URL's endpoint was taken by another bot"
             bot.pending_url = bot.pending_endpoint = None
             return "endpoint taken"
-        _restore(bot, now)
+        _restore(app, s, bot, now)
         return "new version"
     if check.url != bot.url:
         return "superseded by a newer URL"
@@ -300,7 +301,7 @@ def apply_check(app: Flask, s: Session, bot: Bot, check: HealthCheck,
         if bot.health_paused and benched_now(s, bot):
             return "ok; still benched"  # it returns when the bench ends (arena.bots.bench)
         if bot.health_paused or bot.judged_since is None:
-            _restore(bot, now)
+            _restore(app, s, bot, now)
         return "ok"
     if bot.check_state == "pending":
         bot.check_state = "failed"
@@ -325,10 +326,12 @@ def _new_version(bot: Bot, url: str, result: HealthResult, now: Any) -> None:
                                    created_at=now, info=info))
 
 
-def _restore(bot: Bot, now: Any) -> None:
-    """Back in play with a clean slate: old forfeits and faults no longer count."""
+def _restore(app: Flask, s: Session, bot: Bot, now: Any) -> None:
+    """Back in play with a clean slate: old forfeits and faults no longer count.  A benched
+    bot's owner is told (``bot.back``, once this transaction commits)."""
     if bot.health_paused:
         bot.idle_since = now
+        events.emit(app, s, "bot.back", bot_ids=[bot.id], data={"status": "active"})
     bot.health_paused, bot.pause_reason, bot.health_failures = False, "", 0
     bot.judged_since = now
 

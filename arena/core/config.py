@@ -178,6 +178,11 @@ class Defaults:
     per-account delay (``SIGN_IN_FREE_FAILURES``) comes on top."""
     RATE_LIMIT_SIGN_UP_PER_CLIENT: str = "10 per hour;3 per minute"
     """Account sign-ups (``POST /account/sign-up``) per client address."""
+    RATE_LIMIT_WEBHOOK_TEST_PER_CLIENT: str = "30 per hour;5 per minute"
+    """"Send test event" (``POST /api/webhooks/<id>/test`` and the form) per client address:
+    each is a call to the owner's URL."""
+    RATE_LIMIT_WEBHOOK_TEST_PER_OWNER: str = "30 per hour;5 per minute"
+    """The same per token (account token or bot owner token)."""
 
     # --- accounts ------------------------------------------------------------------------
     SIGN_IN_FREE_FAILURES: int = 5
@@ -259,6 +264,21 @@ class Defaults:
     HEALTH_RECHECK_MIN_INTERVAL_S: float = 60.0
     """The owner may ask for a check ("check now", ``POST /api/bots/<id>/check``) at most
     this often per bot, and not while one of theirs is still queued or running."""
+
+    # --- notifications (webhooks) --------------------------------------------------------
+    WEBHOOK_MAX_ATTEMPTS: int = 6
+    """Attempts at sending one event to one webhook (the first and five retries) before its
+    delivery is ``failed``.  Each attempt is held to ``MATCH_CALL_DEADLINE_MS``, the deadline
+    of a bot's ``/start``, through the same SSRF guard (``ALLOW_PRIVATE_BOT_URLS``)."""
+    WEBHOOK_RETRY_FIRST_S: float = 30.0
+    """Wait before the first retry; each retry after it waits twice the one before."""
+    WEBHOOK_RETRY_MAX_S: float = 3600.0
+    """The longest wait between two attempts (the doubling stops here)."""
+    WEBHOOK_SWEEP_S: float = 5.0
+    """How often the clock enqueues the deliveries whose retry is due (and those whose job
+    Redis lost): how late a retry may be."""
+    WEBHOOKS_PER_OWNER: int = 5
+    """Live webhooks one account, or one bot's owner token, may have."""
 
     # --- matches -------------------------------------------------------------------------
     MATCH_RULESET: str = "standard"

@@ -71,6 +71,17 @@ def derive_secret(key: bytes, bot_id: int, generation: int) -> str:
     return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
 
 
+def webhook_secret(app: Flask, webhook_id: int, generation: int) -> str:
+    """The signing secret of a webhook (issue 21 §4), derived like a bot's and never stored:
+    ``base64url(HMAC-SHA256(key, "webhook:<id>:<generation>"))``.  The ``webhook:`` prefix
+    keeps it apart from every bot secret (``bot:``) and owner-token hash under the same key.
+    Shown to the owner once, when the webhook is made; the receiver uses its ASCII characters
+    as the HMAC key, as a bot does."""
+    message = f"webhook:{webhook_id}:{generation}".encode("ascii")
+    digest = hmac.new(signing_key(app), message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
 def bot_secret(app: Flask, bot: Bot) -> str:
     """The bot's current signing secret (show it only to its owner, only when issued)."""
     return derive_secret(signing_key(app), bot.id, bot.signing_generation)
@@ -131,4 +142,4 @@ def rotate(app: Flask, bot: Bot, *, grace: bool = True, now: dt.datetime | None 
 
 
 __all__ = ["Signing", "bot_secret", "derive_secret", "grace_until", "in_grace", "rotate",
-           "secret_bytes", "signing_for", "signing_key"]
+           "secret_bytes", "signing_for", "signing_key", "webhook_secret"]

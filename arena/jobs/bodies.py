@@ -46,7 +46,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -55,7 +55,7 @@ from flask import Flask, current_app
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from arena.bots import service as bot_service
 from arena.bots.call_metrics import CallMeter
@@ -66,6 +66,8 @@ from arena.core.queue import get_queue
 from arena.core.signing import signing_for
 from arena.core.storage import get_db
 from arena.live import channel as live
+from arena.notify import delivery as webhook_delivery
+from arena.notify import events
 from arena.play import reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from arena.play.ratings import apply_result, lock_family, rating_outcome
@@ -574,12 +576,23 @@ def finish(app: Flask, match_id: int, token: str,
             paused = bot_service.judge_matches(app, s, seated)
             if paused:
                 log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
+            tell_forfeits(app, s, match, seats.values())
     except LeaseLostError:
         return "lease lost before finishing"
     except IntegrityError:
         log.warning("match %s: result already stored; nothing written", match_id)
         return "duplicate result refused"
     return "finished"
+
+
+def tell_forfeits(app: Flask, s: Session, match: Match, seats: Iterable[MatchSeat]) -> None:
+    """``match.forfeited`` to the owner of each bot that forfeited, sent once the finishing
+    transaction commits (a finish that rolls back tells nobody)."""
+    for seat in sorted(seats, key=lambda x: x.seat):
+        if seat.forfeited:
+            events.emit(app, s, "match.forfeited", bot_ids=[seat.bot_id], data={
+                "match": {"id": match.id, "ruleset": match.ruleset, "rated": match.rated},
+                "seat": seat.seat, "strikes": seat.strikes})
 
 
 # --- check_bot -------------------------------------------------------------------------------
@@ -591,4 +604,16 @@ def check_bot(bot_id: int, check_id: int | None = None) -> str:
     with app.app_context():
         outcome = bot_service.run_check(app, bot_id, check_id)
         log.info("bot %s: health check %s", bot_id, outcome, extra={"bot_id": bot_id})
+        return outcome
+
+
+# --- deliver_webhook -------------------------------------------------------------------------
+
+
+def deliver_webhook(delivery_id: int, attempt: int) -> str:
+    """RQ entry point: one attempt at sending a webhook event (:mod:`arena.notify.delivery`)."""
+    app = _app()
+    with app.app_context():
+        outcome = webhook_delivery.attempt(app, delivery_id, attempt)
+        log.info("webhook delivery %s, attempt %s: %s", delivery_id, attempt, outcome)
         return outcome

@@ -2,8 +2,9 @@
 
 Every ``CLOCK_TICK_S`` the clock runs what is due: the reconciler
 (``RECONCILE_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when ``LADDER_ENABLED``)
-and the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot is checked within
-about one interval of its last check).  ``arena worker`` starts one clock per
+the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot is checked within
+about one interval of its last check) and the webhook sweep (``WEBHOOK_SWEEP_S``: the retries
+that are due, :mod:`arena.notify.delivery`).  ``arena worker`` starts one clock per
 worker process by default (``WORKER_CLOCK``); they elect a leader with a Redis lock that
 expires after a few ticks, so with many workers on many machines exactly one clock works at
 a time and another takes over within seconds when it dies.
@@ -24,6 +25,7 @@ from arena.bots.sweep import sweep
 from arena.core import metrics
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
+from arena.notify.delivery import sweep as webhook_sweep
 from arena.play.ladder import run_round
 
 from .reconcile import reconcile
@@ -75,6 +77,7 @@ class Clock:
         out: list[tuple[str, float, Callable[[], object]]] = [
             ("reconcile", float(cfg["RECONCILE_INTERVAL_S"]), lambda: reconcile(self.app)),
             ("health", sweep_every(cfg), lambda: sweep(self.app)),
+            ("webhooks", float(cfg["WEBHOOK_SWEEP_S"]), lambda: webhook_sweep(self.app)),
         ]
         from arena.tournaments.service import advance_all
 

@@ -55,6 +55,7 @@ from arena.core.tournament_models import (
     TournamentRound,
     TournamentTable,
 )
+from arena.notify import events
 from arena.play.matches import create_match, enqueue_match, seat_endpoints
 from referee.runner.match import Limits
 
@@ -219,7 +220,18 @@ def start(app: Flask, tournament_id: int) -> AdvanceReport:
         t.state = "running"
         t.started_at = utcnow()
         t.version += 1
+        tell(app, s, t, "tournament.starting")
     return advance(app, tournament_id)
+
+
+def tell(app: Flask, s: Session, t: Tournament, kind: str) -> None:
+    """Tell the owners of the entrants (``tournament.starting`` or ``.finished``) once the
+    caller's transaction commits: each owner hears about its own bots in it."""
+    entrants = s.scalars(select(TournamentEntrant.bot_id)
+                         .where(TournamentEntrant.tournament_id == t.id)).all()
+    events.emit(app, s, kind, bot_ids=entrants, data={"tournament": {
+        "id": t.id, "name": t.name, "format": t.format, "ruleset": t.ruleset,
+        "state": t.state}})
 
 
 def cancel(app: Flask, tournament_id: int) -> None:
@@ -232,6 +244,7 @@ def cancel(app: Flask, tournament_id: int) -> None:
         t.state = "cancelled"
         t.finished_at = utcnow()
         t.version += 1
+        tell(app, s, t, "tournament.finished")
 
 
 def _add_round(s: Session, t: Tournament, number: int, rnd: schedule.Round, *, state: str,
@@ -264,6 +277,8 @@ def advance(app: Flask, tournament_id: int) -> AdvanceReport:
                                              pair_locked=attempt == PAIRING_ATTEMPTS)
             if changed:
                 t.version += 1
+            if t.state == "finished":  # in this transaction: the lock held it "running"
+                tell(app, s, t, "tournament.finished")
         if needs is None:
             break
         pairing = plan_pairing(app, tournament_id, needs)

@@ -26,7 +26,10 @@ bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-
 account_sign_in ``POST /account/sign-in``, ``POST /account/reset`` (and a per-account  client
                delay: arena.accounts)
 account_sign_up ``POST /account/sign-up``                                             client
+webhook_test   "send test event" (API and form): each is a call to the owner's URL    client, owner
 =============  ====================================================================  ==========
+
+Registering and deleting webhooks count as ``bot_owner`` (an owner's change).
 
 Every route that can change state (any method but GET, HEAD, OPTIONS) counts against at
 least one class that no request of it is exempt from: a flood of writes, even writes that
@@ -139,6 +142,10 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                               "account sign-in attempts from one address")], None),
     "account_sign_up": ([Rule("RATE_LIMIT_SIGN_UP_PER_CLIENT", client_key,
                               "account sign-ups from one address")], None),
+    "webhook_test": ([Rule("RATE_LIMIT_WEBHOOK_TEST_PER_CLIENT", client_key,
+                           "test events asked for from one address"),
+                      Rule("RATE_LIMIT_WEBHOOK_TEST_PER_OWNER", owner_key,
+                           "test events asked for with one token")], None),
 }
 """Each class: its rules (one setting each) and when a request of the class is exempt."""
 

@@ -39,7 +39,7 @@ import secrets as _secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "sign_v2",
     "signatures_value",
     "v2_message",
+    "verify_request",
     "verify_signature",
     "verify_v2",
 ]
@@ -310,3 +311,26 @@ def verify_v2(
             f"{REQUEST_ID_HEADER} {request_id} was already accepted: a replayed request"
         )
     return None
+
+
+def verify_request(
+    secrets: Iterable[bytes],
+    method: str,
+    target: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    replay_cache: ReplayCache | None = None,
+    now: float | None = None,
+) -> tuple[str, str] | None:
+    """:func:`verify_v2` with the three headers read from ``headers`` as a server received
+    them, whatever the case of their names: what a receiver of the arena's webhooks (or a
+    bot) calls with its framework's request.  ``(reason, message)``, or None to accept."""
+    folded = {name.lower(): value for name, value in headers.items()}
+    return verify_v2(
+        secrets, method, target, body,
+        timestamp=folded.get(TIMESTAMP_HEADER.lower()),
+        request_id=folded.get(REQUEST_ID_HEADER.lower()),
+        signatures=folded.get(SIGNATURES_HEADER.lower()),
+        replay_cache=replay_cache, now=now,
+    )

@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError
 # Every module that declares tables on ``Base.metadata`` (the app imports them all; the
 # migration tests compare the whole metadata without creating an app).
 import arena.core.tournament_models
+import arena.core.webhook_models
 import arena.web.idempotency  # noqa: F401
 from arena.core.models import Base
 from arena.core.storage import Database, alembic_config, current_revision, get_db, upgrade
@@ -257,5 +258,28 @@ def test_0011_adds_the_ladder_set_table_and_takes_it_back(empty_database_url: st
         assert "ix_ladder_set_matches_set_id" in index_names(db)
         upgrade_or_downgrade(db, "0010")
         assert "ladder_set_matches" not in inspect(db.engine).get_table_names()
+    finally:
+        db.dispose()
+
+
+@both_backends
+def test_0012_adds_the_webhook_tables_and_takes_them_back(empty_database_url: str) -> None:
+    """Issue 21 §4: owners' webhooks and their deliveries are two new tables; nothing else
+    changes, and the downgrade drops both."""
+    db = Database(empty_database_url)
+    try:
+        upgrade(db, "0011")
+        assert "webhooks" not in inspect(db.engine).get_table_names()
+        upgrade(db, "0012")
+        tables = set(inspect(db.engine).get_table_names())
+        assert {"webhooks", "webhook_deliveries"} <= tables
+        assert {c["name"] for c in inspect(db.engine).get_columns("webhooks")} == {
+            "id", "account_id", "bot_id", "url", "events", "secret_generation", "created_at",
+            "deleted_at"}
+        assert {"ix_webhook_deliveries_webhook_id_id", "ix_webhook_deliveries_state_next",
+                "ix_webhooks_account_id", "ix_webhooks_bot_id"} <= index_names(db)
+        upgrade_or_downgrade(db, "0011")
+        tables = set(inspect(db.engine).get_table_names())
+        assert not {"webhooks", "webhook_deliveries"} & tables
     finally:
         db.dispose()

@@ -232,13 +232,15 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
 """Every GET route (endpoint) and the URLs that exercise it."""
 
 OWNER_ONLY = {"bots.bot_calls", "bots.bot_calls_json", "accounts.my_bots",
-              "accounts.account_bots", "accounts.reset"}
+              "accounts.account_bots", "accounts.reset", "webhooks.webhooks_page",
+              "webhooks.list_webhooks", "webhooks.webhook_deliveries"}
 """GET routes only a bot's owner or an account may read (a signed-in session, the owner
 token, an account token or a reset link, which the seeded bots here have none of): their
 statements are counted in
 ``tests/arena/test_bot_calls.py::test_the_calls_cost_a_fixed_number_of_statements`` and
 ``tests/arena/test_accounts.py::test_my_bots_costs_a_fixed_number_of_statements`` (the
-reset form reads one account)."""
+reset form reads one account) and
+``tests/arena/test_webhooks.py::test_the_webhook_reads_cost_a_fixed_number_of_statements``."""
 
 SIZE_BOUND_EXEMPT = {"matches.match_replay", "matches.match_log", "tournaments.download",
                      "tournaments.bracket", "tournaments.standings",

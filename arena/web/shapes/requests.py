@@ -70,6 +70,37 @@ class AdoptBot(Shape):
                            Field(description="the owner token shown when the bot was created")]
 
 
+class NewWebhook(Shape):
+    """``POST /api/webhooks``: where to send the owner's events, and which."""
+
+    url: Annotated[str, Length(1, 2000, code="url_refused", status=422),
+                   Field(description="http or https; checked by the SSRF guard as a bot's URL "
+                                     "is (docs/notifications.md)")]
+    events: Annotated[list[str], Field(description=(
+        "the events to hear (default: all): bot.benched, bot.back, tournament.starting, "
+        "tournament.finished, match.forfeited; webhook.test always goes"))] | None = None
+    bot_id: Annotated[int, Between(1, MAX_ID), Field(description=(
+        "with a bot's owner token: the bot (its webhook hears about that bot only); with an "
+        "account token: left out (the webhook hears about every bot of the account)"))] | None \
+        = None
+
+
+class WebhookOwnerQuery(Shape):
+    """``GET /api/webhooks``: with a bot's owner token, which bot."""
+
+    bot_id: Annotated[int, Between(1, MAX_ID),
+                      Field(description="the bot whose owner token is sent")] | None = None
+
+
+class DeliveriesQuery(Shape):
+    """``GET /api/webhooks/<id>/deliveries``: newest first."""
+
+    limit: Annotated[int, Between(1, 100), Field(description="page size (default 20)")] = 20
+    before: Annotated[int, Between(1, MAX_ID),
+                      Field(description="only deliveries older than this id (the "
+                                        "next_before of the previous page)")] | None = None
+
+
 class Empty(Shape):
     """A body with no fields (or no body at all): operator steps, re-checks."""
 

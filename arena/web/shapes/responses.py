@@ -444,3 +444,54 @@ class AccountBots(Answer):
     account: AccountRef
     scopes: list[str] = Field(description="what the token used may do")
     items: list[Bot]
+
+
+# --- webhooks --------------------------------------------------------------------------------
+
+
+class WebhookDelivery(Answer):
+    """One event sent (or being sent) to a webhook: the delivery log's line."""
+
+    id: int
+    event: str = Field(description="bot.benched, bot.back, tournament.starting, "
+                                   "tournament.finished, match.forfeited or webhook.test")
+    event_id: str = Field(description="the payload's id: the same on every attempt")
+    state: Literal["pending", "sending", "retrying", "delivered", "failed", "cancelled"]
+    attempts: int = Field(ge=0)
+    max_attempts: int = Field(description="WEBHOOK_MAX_ATTEMPTS")
+    created_at: str | None
+    last_attempt_at: str | None
+    next_attempt_at: str | None = Field(description="when the next attempt is due (pending or "
+                                                    "retrying)")
+    delivered_at: str | None
+    response_status: int | None = Field(description="the HTTP status of the last answer")
+    latency_ms: int | None = Field(description="how long the last attempt took")
+    error: str = Field(description="why the last attempt failed (empty when delivered)")
+    payload: dict[str, Any] = Field(description="the exact JSON body sent")
+
+
+class Webhook(Answer):
+    id: int
+    url: str
+    events: list[str]
+    account_id: int | None = Field(description="the account's webhook (every bot it owns)")
+    bot_id: int | None = Field(description="a bot owner token's webhook (that bot only)")
+    created_at: str | None
+    deliveries: dict[str, int] = Field(description="how many deliveries are in each state")
+
+
+class WebhookCreated(Webhook):
+    """``POST /api/webhooks``: the webhook and its signing secret, shown only now."""
+
+    secret: str = Field(description="signs every event (X-BigTwo-Signatures, version 2 of the "
+                                    "bots' scheme); shown once, never again")
+
+
+class Webhooks(Answer):
+    items: list[Webhook]
+
+
+class WebhookDeliveries(Answer):
+    webhook_id: int
+    items: list[WebhookDelivery]
+    next_before: int | None = Field(description="pass as before= for the next, older page")

@@ -210,3 +210,19 @@ def test_the_signer_signs_exactly_as_the_scheme(secrets: list[bytes], method: st
     """The sender's precomputed-key signer gives the same bytes as the specification."""
     assert Signer(secrets).signatures(method, target, TS, RID, body) == signatures_value(
         secrets, method, target, TS, RID, body)
+
+
+def test_verify_request_reads_the_headers_whatever_their_case() -> None:
+    """What a webhook receiver (or a bot) calls with its framework's headers."""
+    from referee.wire.signing import verify_request
+
+    sig = signatures_value([SECRET], "POST", "/hooks?k=1", TS, RID, BODY)
+    for names in (("X-BigTwo-Timestamp", "X-BigTwo-Request-Id", "X-BigTwo-Signatures"),
+                  ("x-bigtwo-timestamp", "x-bigtwo-request-id", "x-bigtwo-signatures")):
+        headers = dict(zip(names, (TS, RID, sig), strict=True))
+        assert verify_request([SECRET], "POST", "/hooks?k=1", BODY, headers,
+                              now=float(TS)) is None
+        refusal = verify_request([SECRET], "POST", "/hooks", BODY, headers, now=float(TS))
+        assert refusal is not None and refusal[0] == "bad_signature"
+    refusal = verify_request([SECRET], "POST", "/hooks", BODY, {}, now=float(TS))
+    assert refusal is not None and refusal[0] == "signature_missing"
