@@ -27,12 +27,13 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.accounts import service as accounts
 from arena.accounts import sessions
-from arena.core.models import Account
+from arena.core.models import MAX_ID, Account
 from arena.core.security import bearer_token, token_matches
 from arena.core.storage import session
 from arena.core.webhook_models import EVENTS, Webhook, WebhookDelivery
 from arena.notify import webhooks
 from arena.notify.webhooks import Owner
+from arena.web import welcome
 from arena.web.errors import ApiError, error_response
 from arena.web.limits import limited
 from arena.web.openapi import operation, page
@@ -41,6 +42,9 @@ from arena.web.shapes import responses as out
 from arena.web.shapes.requests import DeliveriesQuery, Empty, NewWebhook, WebhookOwnerQuery
 
 from .plumbing import FORM_EXPIRED, READ, WRITE, app_object, csrf_ok, get_bot, iso
+
+WEBHOOK_SECRET = "webhook-secret"
+"""What :mod:`arena.web.welcome` keeps a new webhook's secret under, for the page after the form."""
 
 bp = Blueprint("webhooks", __name__)
 
@@ -237,6 +241,13 @@ def webhooks_page() -> Response | WerkzeugResponse:
     if account is None:
         return _to_sign_in()
     sent = request.args.get("sent", "")
+    created = request.args.get("created", "")
+    if created.isascii() and created.isdigit() and 0 < int(created) <= MAX_ID:
+        secret = welcome.take_once(app_object(), WEBHOOK_SECRET, int(created))
+        if secret is not None:
+            return _page(account, new_secret=(int(created), secret))
+        return _page(account, note=f"Webhook {created} is registered; its secret was shown "
+                     "once, when it was created.")
     return _page(account, note="Test event queued: a worker sends it in a moment; reload to "
                  "see how it went." if sent else "")
 
@@ -245,8 +256,9 @@ def webhooks_page() -> Response | WerkzeugResponse:
 @limited("bot_owner")
 @page("Register a webhook for the account (form: url, event (repeated), csrf_token): its "
       "secret is shown once", answers={200: ("text/html", "the page, with the secret shown "
-                                                          "once"),
-                                       303: (None, "not signed in: to the sign-in")},
+                                                          "once (when Redis cannot keep it)"),
+                                       303: (None, "registered: to the page, which shows the "
+                                                   "secret once; not signed in: to the sign-in")},
       errors={400: "the page, with what is wrong", 403: "the form did not come from this site"})
 def webhooks_create() -> Response | WerkzeugResponse:
     s = session()
@@ -270,6 +282,11 @@ def webhooks_create() -> Response | WerkzeugResponse:
     if errors:
         return _page(account, status=400, errors=errors, form={"url": url})
     s.commit()
+    # Redirect after POST: a reload must not register the webhook again.  The secret waits
+    # for that one page (arena.web.welcome), never in a URL or the cookie.
+    if welcome.keep_once(app, WEBHOOK_SECRET, hook.id, secret):
+        return redirect(url_for("webhooks.webhooks_page", created=hook.id)
+                        + f"#webhook-{hook.id}", 303)
     return _page(account, new_secret=(hook.id, secret))
 
 

@@ -461,11 +461,19 @@ def test_the_page_registers_tests_and_deletes_with_csrf(
     assert r.status_code == 400 and "URL: url refused" in r.get_data(as_text=True)
     r = alice.post("/account/webhooks", data={"url": rx.url(), "event": "bot.benched",
                                               "csrf_token": token})
-    assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
-    text = r.get_data(as_text=True)
-    assert 'id="new-secret"' in text
     with get_db(app).begin() as s:
         hook = s.scalars(select(Webhook)).one()
+    # Redirect after POST: the page it leads to shows the secret once; a reload registers
+    # nothing again and shows no secret.
+    assert r.status_code == 303
+    assert r.headers["Location"].endswith(f"/account/webhooks?created={hook.id}#webhook-{hook.id}")
+    r = alice.get(f"/account/webhooks?created={hook.id}")
+    assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
+    assert 'id="new-secret"' in r.get_data(as_text=True)
+    again = alice.get(f"/account/webhooks?created={hook.id}").get_data(as_text=True)
+    assert 'id="new-secret"' not in again and "its secret was shown once" in again
+    with get_db(app).begin() as s:
+        assert s.scalars(select(Webhook.id)).all() == [hook.id]
     assert hook.event_set == {"bot.benched"}
     assert alice.post(f"/account/webhooks/{hook.id}/test", data={}).status_code == 403
     r = alice.post(f"/account/webhooks/{hook.id}/test", data={"csrf_token": token})

@@ -57,8 +57,10 @@ def test_the_delivery_log_shows_what_became_of_each_event(
     good_id, secret = register(page, ok.url("/arena/events"))
     bad_id, _ = register(page, refusing.url("/broken"))
     mine = live_server + "/account/webhooks"
-    page.goto(mine)  # not a reload: that would send the form again
+    page.reload()  # redirect after POST: a reload sends no form again and shows no secret
     assert secret not in page.content()  # shown once
+    expect(page.locator("[data-test=note]")).to_contain_text("its secret was shown once")
+    page.goto(mine)
     expect(page.locator("[data-webhook]")).to_have_count(2)
     for hook_id in (good_id, bad_id):
         expect(page.locator(f"[data-webhook='{hook_id}'] [data-test=no-deliveries]")) \
