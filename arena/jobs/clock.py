@@ -1,7 +1,8 @@
 """The clock: periodic duties of the service, in one process at a time.
 
 Every ``CLOCK_TICK_S`` the clock runs what is due: the reconciler
-(``RECONCILE_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when ``LADDER_ENABLED``)
+(``RECONCILE_INTERVAL_S``), the waiting challenges whose slot came free
+(``CHALLENGE_DISPATCH_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when ``LADDER_ENABLED``)
 and the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot is checked within
 about one interval of its last check).  ``arena worker`` starts one clock per
 worker process by default (``WORKER_CLOCK``); they elect a leader with a Redis lock that
@@ -24,6 +25,7 @@ from arena.bots.sweep import sweep
 from arena.core import metrics
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
+from arena.play.challenges import dispatch as start_challenges
 from arena.play.ladder import run_round
 
 from .reconcile import reconcile
@@ -80,6 +82,8 @@ class Clock:
 
         out.append(("tournaments", float(cfg["TOURNAMENT_ADVANCE_INTERVAL_S"]),
                     lambda: advance_all(self.app)))
+        out.append(("challenges", float(cfg["CHALLENGE_DISPATCH_INTERVAL_S"]),
+                    lambda: start_challenges(self.app)))
         if cfg["LADDER_ENABLED"]:
             out.append(("ladder", float(cfg["LADDER_INTERVAL_S"]), lambda: run_round(self.app)))
         return out

@@ -17,6 +17,8 @@ live           live now: running matches and tournaments, the featured table, vi
                counts (``/live``, ``/api/live``)
 accounts       owner accounts: sign-up, sign-in and out, "my bots", adopting a bot, API
                tokens, the operator's reset link, ``/api/account/...``
+challenges     an owner's matches on demand: ``/api/challenges``, the form, the challenge
+               page (queue position, then the live match), a bot's opt-out
 docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
 metrics        ``/metrics`` for Prometheus (behind ``METRICS_TOKEN``)
 =============  ==============================================================================
@@ -36,6 +38,7 @@ from . import (
     bot_calls,
     bot_checks,
     bots,
+    challenges,
     docs,
     live,
     matches,
@@ -50,6 +53,6 @@ ATTACHED = (bot_calls, bot_checks)
 owner's view of a bot's calls and the owner's "check now" are part of ``bots``."""
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
-                                     tournaments.bp, live.bp, accounts.bp, docs.bp,
-                                     metrics.bp)
+                                     tournaments.bp, live.bp, accounts.bp, challenges.bp,
+                                     docs.bp, metrics.bp)
 """Every feature's blueprint, in the order the app factory registers them."""

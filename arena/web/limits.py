@@ -26,6 +26,7 @@ bot_owner      an owner's every change: ``PATCH`` (pausing too), ``DELETE``, re-
 account_sign_in ``POST /account/sign-in``, ``POST /account/reset`` (and a per-account  client
                delay: arena.accounts)
 account_sign_up ``POST /account/sign-up``                                             client
+challenges     ``POST /api/challenges``, ``POST /challenges/new``                      client, owner
 =============  ====================================================================  ==========
 
 Every route that can change state (any method but GET, HEAD, OPTIONS) counts against at
@@ -137,6 +138,10 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                         "changes of bots with one owner token")], None),
     "account_sign_in": ([Rule("RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT", client_key,
                               "account sign-in attempts from one address")], None),
+    "challenges": ([Rule("RATE_LIMIT_CHALLENGES_PER_CLIENT", client_key,
+                         "challenges from one address"),
+                    Rule("RATE_LIMIT_CHALLENGES_PER_OWNER", owner_key,
+                         "challenges with one token")], None),
     "account_sign_up": ([Rule("RATE_LIMIT_SIGN_UP_PER_CLIENT", client_key,
                               "account sign-ups from one address")], None),
 }
