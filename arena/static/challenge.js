@@ -6,27 +6,25 @@
   if (!box) { return; }
   var url = box.getAttribute("data-challenge-url");
   var title = box.querySelector("[data-challenge-title]");
-  var text = box.querySelector("[data-challenge-text]");
+  var line = box.querySelector("[data-challenge-line]");
+  var place = line.querySelector("strong");
+  var slots = line.querySelector("[data-challenge-slots]");
+  var reason = box.querySelector("[data-challenge-reason]");
   var matchBox = box.querySelector("[data-challenge-match]");
   var link = matchBox.querySelector("a");
   var TITLES = { waiting: "Waiting for a challenge slot", queued: "Waiting for a worker",
                  running: "Playing now", finished: "Played", refused: "Refused",
                  failed: "Failed" };
 
-  function describe(c) {
-    if (c.state === "refused") { return c.reason; }
-    if (c.queue_position) {
-      var more = c.state === "waiting" ? " (challenge matches use " + c.slots.used + " of " +
-        c.slots.of + " slots; the rest play the ladder)" : "";
-      return "Place in line: " + c.queue_position + more + ".";
-    }
-    return "";
-  }
-
   function show(c) {
     box.setAttribute("data-state", c.state);
     title.textContent = TITLES[c.state] || c.state;
-    text.textContent = describe(c);
+    line.hidden = !c.queue_position;
+    place.textContent = c.queue_position ? String(c.queue_position) : "";
+    slots.textContent = c.state === "waiting" ? " (challenge matches use " + c.slots.used +
+      " of " + c.slots.of + " slots; the rest play the ladder)" : "";
+    reason.hidden = c.state !== "refused";
+    reason.textContent = c.reason;
     if (c.match_url) {
       link.setAttribute("href", c.match_url);
       link.textContent = c.state === "running" ? "Watch it live" : "See the match";
