@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of, storable_ruleset
-from arena.core.models import Bot, Challenge, ChallengeOpponent, Match, Rating, utcnow
+from arena.core.models import Account, Bot, Challenge, ChallengeOpponent, Match, Rating, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
 
@@ -141,7 +141,7 @@ def check_owner_limits(s: Session, cfg: Mapping[str, Any], owner: str, now: dt.d
         oldest = s.scalar(select(func.min(recent.subquery().c.created_at))) or now
         wait = max(1, math.ceil((oldest + HOUR - now).total_seconds()))
         raise RefusedError(429, "challenge_quota", f"at most {per_hour} challenges per owner per "
-                      f"hour; the next one is possible in {wait} s", retry_after=wait)
+                           f"hour; the next one is possible in {wait} s", retry_after=wait)
 
 
 def challenged_lately(s: Session, bot_ids: Sequence[int], now: dt.datetime) -> dict[int, int]:
@@ -168,7 +168,8 @@ def chosen_opponents(s: Session, cfg: Mapping[str, Any], challenger: Bot, ids: l
     """The bots the owner named, checked one by one (the first problem found is refused)."""
     if len(ids) != seats - 1:
         raise RefusedError(400, "wrong_seat_count", f"this rule set seats {seats}: name "
-                      f"{seats - 1} opponents (or none for a random set near the bot's rating)")
+                           f"{seats - 1} opponents (or none for a random set near the bot's "
+                           "rating)")
     if len(set(ids)) != len(ids):
         raise RefusedError(400, "duplicate_bot", "a bot may sit at a table only once")
     if challenger.id in ids:
@@ -187,12 +188,12 @@ def chosen_opponents(s: Session, cfg: Mapping[str, Any], challenger: Bot, ids: l
     for bot in bots:
         if lately.get(bot.id, 0) >= per_target:
             raise RefusedError(429, "opponent_challenged_too_often", f"bot {bot.id} ({bot.name}) "
-                          f"was challenged {per_target} times in the last hour, the most a "
-                          "bot may be; choose another", retry_after=600)
+                               f"was challenged {per_target} times in the last hour, the most a "
+                               "bot may be; choose another", retry_after=600)
     endpoints = [_endpoint(b) for b in [challenger, *bots]]
     if len(set(endpoints)) != len(endpoints):
         raise RefusedError(400, "duplicate_endpoint", "two of these bots are called at the same "
-                      "endpoint; one endpoint may sit in one seat of a match only")
+                           "endpoint; one endpoint may sit in one seat of a match only")
     return bots
 
 
@@ -224,8 +225,8 @@ def near_opponents(s: Session, cfg: Mapping[str, Any], challenger: Bot, family: 
         if len(picked) == seats - 1:
             return picked
     raise RefusedError(409, "no_opponents", f"fewer than {seats - 1} bots may be challenged now "
-                  "(active, accepting challenges, not challenged too often this hour); name "
-                  "opponents or try later")
+                       "(active, accepting challenges, not challenged too often this hour); name "
+                       "opponents or try later")
 
 
 # --- making one ------------------------------------------------------------------------------
@@ -242,13 +243,18 @@ def create_challenge(s: Session, cfg: Mapping[str, Any], challenger: Bot, wanted
         raise RefusedError(400, "unknown_ruleset", str(exc)) from None
     if not 1 <= wanted.deals <= int(cfg["CHALLENGE_MAX_DEALS"]):
         raise RefusedError(400, "out_of_range",
-                      f"deals must be between 1 and {int(cfg['CHALLENGE_MAX_DEALS'])}")
+                           f"deals must be between 1 and {int(cfg['CHALLENGE_MAX_DEALS'])}")
     problem = challenger_problem(challenger)
     if problem is not None:
         raise RefusedError(409, "bot_not_active", f"bot {challenger.id} ({challenger.name}) cannot "
-                      f"challenge now: {problem}")
-    # One owner's requests one at a time (its limits are counts): lock the challenger's row.
-    s.execute(select(Bot.id).where(Bot.id == challenger.id).with_for_update())
+                           f"challenge now: {problem}")
+    # One owner's requests one at a time (its limits are counts): lock the owner's row, its
+    # account or (without one) the bot (PostgreSQL; SQLite's writes are serial anyway).
+    if challenger.account_id is not None:
+        s.execute(select(Account.id).where(Account.id == challenger.account_id)
+                  .with_for_update())
+    else:
+        s.execute(select(Bot.id).where(Bot.id == challenger.id).with_for_update())
     owner, now = owner_of(challenger), utcnow()
     check_owner_limits(s, cfg, owner, now)
     if wanted.opponents is None:

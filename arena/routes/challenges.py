@@ -208,7 +208,7 @@ def _wanted_from_form(s: Session, form: dict[str, Any]) -> challenges.Wanted:
     if deals_text and not (deals_text.isascii() and deals_text.isdigit() and
                            len(deals_text) < 4):
         raise challenges.RefusedError(400, "out_of_range", "deals must be a whole number between 1 "
-                                 f"and {int(cfg['CHALLENGE_MAX_DEALS'])}")
+                                      f"and {int(cfg['CHALLENGE_MAX_DEALS'])}")
     return challenges.Wanted(opponents=_opponent_ids(s, str(form["opponents"])),
                              ruleset=str(form["ruleset"] or cfg["MATCH_RULESET"]),
                              deals=int(deals_text) if deals_text else int(cfg["CHALLENGE_DEALS"]),
