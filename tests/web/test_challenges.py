@@ -26,6 +26,8 @@ def test_challenge_from_the_bot_page_and_watch_the_match(
     page.click("text=Sign in as the owner")
     page.goto(f"{live_server}/bots/{bot_id}")
     form = page.locator("[data-test=challenge-form]")
+    form.scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "challenge-form.png"), full_page=False)
     form.locator("#challenge-opponents").fill(", ".join(names[1:]))
     form.locator("#challenge-deals").fill("1")
     form.locator("text=Challenge now").click()
