@@ -45,7 +45,16 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of, storable_ruleset
-from arena.core.models import Account, Bot, Challenge, ChallengeOpponent, Match, Rating, utcnow
+from arena.core.models import (
+    MAX_ID,
+    Account,
+    Bot,
+    Challenge,
+    ChallengeOpponent,
+    Match,
+    Rating,
+    utcnow,
+)
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
 
@@ -176,7 +185,7 @@ def chosen_opponents(s: Session, cfg: Mapping[str, Any], challenger: Bot, ids: l
         raise RefusedError(400, "self_challenge", "a bot cannot challenge itself")
     bots = []
     for bot_id in ids:
-        bot = s.get(Bot, bot_id) if 1 <= bot_id < 2**62 else None
+        bot = s.get(Bot, bot_id) if 1 <= bot_id <= MAX_ID else None
         if bot is None:
             raise RefusedError(404, "opponent_not_found", f"no bot {bot_id}")
         problem = opponent_problem(bot)

@@ -30,7 +30,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
-from arena.core.models import Bot, Challenge, ChallengeOpponent, utcnow
+from arena.core.models import MAX_ID, Bot, Challenge, ChallengeOpponent, utcnow
 from arena.core.storage import session
 from arena.play import challenges
 from arena.web import owners
@@ -171,11 +171,17 @@ def _owned_bots(s: Session, chosen: Bot | None) -> list[Bot]:
     return [b for b in bots if b.deleted_at is None]
 
 
+def _form_id(text: str) -> int | None:
+    """A bot id typed in a form, or None (not a number, or beyond every id)."""
+    if text.isascii() and text.isdigit() and len(text) < 12 and 1 <= int(text) <= MAX_ID:
+        return int(text)
+    return None
+
+
 def _form_page(s: Session, *, form: dict[str, Any], errors: list[str],
                status: int = 200) -> Response:
-    chosen = None
-    if str(form.get("bot", "")).isdigit() and len(str(form["bot"])) < 19:
-        chosen = s.get(Bot, int(form["bot"]))
+    chosen_id = _form_id(str(form.get("bot", "")))
+    chosen = None if chosen_id is None else s.get(Bot, chosen_id)
     resp = Response(render_template(
         "challenge_new.html", bots=_owned_bots(s, chosen), form=form, errors=errors,
         presets=preset_names(), max_deals=int(current_app.config["CHALLENGE_MAX_DEALS"])),
@@ -192,8 +198,11 @@ def _opponent_ids(s: Session, text: str) -> list[int] | None:
         return None
     ids = []
     for w in words:
-        if w.isascii() and w.isdigit() and len(w) < 19:
-            ids.append(int(w))
+        if w.isascii() and w.isdigit():
+            found_id = _form_id(w)
+            if found_id is None:
+                raise challenges.RefusedError(404, "opponent_not_found", f"no bot {w}")
+            ids.append(found_id)
             continue
         found = s.scalar(select(Bot.id).where(Bot.name == w, Bot.deleted_at.is_(None)))
         if found is None:
@@ -233,8 +242,8 @@ def challenge_new() -> Response | WerkzeugResponse:
                                                           "deals", "rated")}
     if not csrf_ok():
         return _form_page(s, form=form, errors=[FORM_EXPIRED], status=403)
-    bot = s.get(Bot, int(form["bot"])) if form["bot"].isdigit() and len(form["bot"]) < 19 \
-        else None
+    bot_id = _form_id(form["bot"])
+    bot = None if bot_id is None else s.get(Bot, bot_id)
     if bot is None or bot.deleted_at is not None:
         return _form_page(s, form=form, errors=["Bot: choose one of your bots."], status=404)
     if not browser_owns(bot):
