@@ -172,6 +172,13 @@ class Defaults:
     RATE_LIMIT_BOT_OWNER_PER_OWNER: str = "100 per hour;10 per minute"
     """The same per owner token (whatever address they come from)."""
 
+    RATE_LIMIT_CHALLENGES_PER_CLIENT: str = "60 per hour;10 per minute"
+    """Challenge requests (``POST /api/challenges``, ``POST /challenges/new``) per client
+    address, taken or refused (the per-owner and per-target limits of CHALLENGE_* come on
+    top)."""
+    RATE_LIMIT_CHALLENGES_PER_OWNER: str = "60 per hour;10 per minute"
+    """The same per bearer token (whatever address they come from)."""
+
     RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT: str = "30 per hour;10 per minute"
     """Account sign-in attempts (``POST /account/sign-in``, and setting a password with a
     reset link) per client address, right or wrong, whichever account they name; the
@@ -360,6 +367,33 @@ class Defaults:
     one match per rotation of its seats on the same deals, rated once as a whole by each bot's
     score against the others who held the same cards (:mod:`arena.play.duplicate_sets`,
     docs/operations.md has the figures)."""
+
+    # --- challenges ----------------------------------------------------------------------
+    CHALLENGE_SHARE: float = 0.25
+    """Share of the workers' match slots that challenges may hold at once: at most
+    ``floor(CHALLENGE_SHARE x live workers x WORKER_CONCURRENCY)`` challenge matches (at
+    least 1) are queued or running; later challenges wait in the database, not on the queue,
+    so ladder and tournament matches never queue behind them (docs/operations.md,
+    "Challenges and the ladder")."""
+    CHALLENGE_SLOTS: int = 0
+    """A fixed number of challenge slots instead of the share above (0: use the share)."""
+    CHALLENGE_OPEN_PER_OWNER: int = 3
+    """Challenges an owner (an account, or a bot without one) may have waiting, queued or
+    running at once."""
+    CHALLENGE_PER_OWNER_PER_HOUR: int = 20
+    """Challenges an owner may make in any hour."""
+    CHALLENGE_PER_TARGET_PER_HOUR: int = 6
+    """Times one bot may be challenged (picked as an opponent) in any hour, by anyone."""
+    CHALLENGE_DEALS: int = 4
+    """Deals of a challenge that does not say."""
+    CHALLENGE_MAX_DEALS: int = 20
+    """Most deals a challenge may ask for."""
+    CHALLENGE_NEAR_POOL: int = 8
+    """A challenge "near its rating" draws its opponents at random from this many eligible
+    bots closest to the challenger's rating in the rule set's family."""
+    CHALLENGE_DISPATCH_INTERVAL_S: float = 5.0
+    """How often the clock starts waiting challenges whose slot came free (workers also do
+    right after each match, so this only matters after a crash or an outage)."""
 
     # --- tournaments ---------------------------------------------------------------------
     TOURNAMENT_MAX_ENTRANTS: int = 256

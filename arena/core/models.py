@@ -176,6 +176,10 @@ class Bot(Base):
     judged_since: Mapped[dt.datetime | None] = mapped_column(default=None)
     """Only matches created after this count towards pausing on forfeits and faults (set when
     the bot is admitted, changes URL or returns from a pause); None: every match."""
+    accepts_challenges: Mapped[bool] = mapped_column(Boolean, default=True,
+                                                     server_default=text("true"))
+    """Whether other owners may pick this bot as an opponent of a challenge
+    (:mod:`arena.play.challenges`); its owner turns it off to opt out (migration 0013)."""
 
     versions: Mapped[list[BotVersion]] = relationship(
         back_populates="bot", order_by="BotVersion.version"
@@ -282,7 +286,7 @@ class Match(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))
-    """``ladder`` or ``admin``."""
+    """``ladder``, ``admin``, ``tournament`` or ``challenge``."""
     state: Mapped[str] = mapped_column(String(16), default="queued")
     ruleset: Mapped[str] = mapped_column(String(RULESET_NAME_MAX))
     family: Mapped[str] = mapped_column(String(64))
@@ -504,3 +508,66 @@ class SignInDelay(Base):
     client: Mapped[str] = mapped_column(String(80), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     until: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+
+# --- challenges ------------------------------------------------------------------------------
+#
+# An owner's request to play one of its bots now (arena.play.challenges, migration 0013):
+#
+#     challenges 1──* challenge_opponents   (the bots it challenged, in seat order after it)
+#                *──1 matches               (once a challenge slot was free: state "started")
+
+
+class Challenge(Base):
+    """A challenge: ``waiting`` for a challenge slot (the share of worker capacity that
+    challenges may use), ``started`` (its match exists; the match's state says the rest) or
+    ``refused`` (an opponent or the bot itself could no longer play when its turn came:
+    ``reason``)."""
+
+    __tablename__ = "challenges"
+    __table_args__ = (
+        # The waiting line, oldest first: WHERE state = 'waiting' ORDER BY id.
+        Index("ix_challenges_state_id", "state", "id"),
+        # An owner's recent and open challenges (its limits): WHERE owner = ? AND created_at > ?
+        Index("ix_challenges_owner_created_at", "owner", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    """The challenger (seat order: it, then the opponents)."""
+    owner: Mapped[str] = mapped_column(String(40))
+    """Whom the per-owner limits count: ``account:<id>`` for a bot of an account, else
+    ``bot:<id>`` (a bot registered without one is its own owner)."""
+    mode: Mapped[str] = mapped_column(String(16))
+    """``chosen`` (the owner named the opponents) or ``near`` (picked near its rating)."""
+    ruleset: Mapped[str] = mapped_column(String(RULESET_NAME_MAX))
+    deals: Mapped[int] = mapped_column(Integer)
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[str] = mapped_column(String(16), default="waiting")
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id"), default=None,
+                                                 unique=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+    opponents: Mapped[list[ChallengeOpponent]] = relationship(
+        order_by="ChallengeOpponent.position")
+    bot: Mapped[Bot] = relationship()
+    match: Mapped[Match | None] = relationship()
+
+
+class ChallengeOpponent(Base):
+    """One challenged bot of a challenge (``position`` from 0)."""
+
+    __tablename__ = "challenge_opponents"
+    __table_args__ = (
+        # How often a bot was challenged lately (the per-target limit):
+        # WHERE bot_id = ? joined to challenges.created_at.
+        Index("ix_challenge_opponents_bot_id_challenge_id", "bot_id", "challenge_id"),
+    )
+
+    challenge_id: Mapped[int] = mapped_column(ForeignKey("challenges.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+
+    bot: Mapped[Bot] = relationship()

@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import Flask, current_app
 from redis import Redis
-from rq import Queue, Retry
+from rq import Queue, Retry, Worker
 from rq.job import Job
 
 from .embedded_redis import (  # re-exported: the queue's public names
@@ -74,6 +74,25 @@ class QueueService:
             return None
         status = job.get_status(refresh=False)
         return None if status is None else str(getattr(status, "value", status))
+
+    def workers(self) -> int:
+        """How many workers listen on the queue now (RQ's registry of live workers); 0 when
+        none does or Redis does not answer."""
+        try:
+            return int(Worker.count(queue=self.queue))
+        except Exception:
+            return 0
+
+    def position(self, job_id: str | None) -> int | None:
+        """Where a waiting job stands on the queue (0: taken next), or None (not waiting,
+        unknown, or Redis does not answer)."""
+        if not job_id:
+            return None
+        try:
+            found = self.queue.get_job_position(job_id)
+        except Exception:
+            return None
+        return None if found is None else int(found)
 
     def enqueue(self, func: str, *args: Any, job_id: str, timeout: int, retries: int) -> Job:
         return self.queue.enqueue_call(

@@ -68,7 +68,7 @@ from arena.core.storage import get_db
 from arena.live import channel as live
 from arena.notify import delivery as webhook_delivery
 from arena.notify import events
-from arena.play import reseed
+from arena.play import challenges, reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from arena.play.ratings import apply_result, lock_family, rating_outcome
 from referee import find_ruleset
@@ -118,7 +118,16 @@ def play_match(match_id: int) -> str:
             with bookkeeping.slot():
                 on_match_done(app, match_id)  # idempotent; the clock does it too
                 announce_tournament(app, match_id)
+                start_challenges(app, match_id)
         return outcome
+
+
+def start_challenges(app: Flask, match_id: int) -> None:
+    """A match slot came free: start the challenges waiting for one (the clock does too)."""
+    try:
+        challenges.dispatch(app)
+    except Exception as exc:  # never fails a job: the clock starts them a little later
+        log.warning("match %s: waiting challenges not started: %s", match_id, exc)
 
 
 def announce_tournament(app: Flask, match_id: int) -> None:

@@ -1,10 +1,12 @@
 """The clock: periodic duties of the service, in one process at a time.
 
 Every ``CLOCK_TICK_S`` the clock runs what is due: the reconciler
-(``RECONCILE_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when ``LADDER_ENABLED``)
-the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot is checked within
-about one interval of its last check) and the webhook sweep (``WEBHOOK_SWEEP_S``: the retries
-that are due, :mod:`arena.notify.delivery`).  ``arena worker`` starts one clock per
+(``RECONCILE_INTERVAL_S``), the waiting challenges whose slot came free
+(``CHALLENGE_DISPATCH_INTERVAL_S``), a ladder round (``LADDER_INTERVAL_S``, when
+``LADDER_ENABLED``), the health sweep (a tenth of ``HEALTH_SWEEP_INTERVAL_S``, so each bot
+is checked within about one interval of its last check) and the webhook sweep
+(``WEBHOOK_SWEEP_S``: the retries that are due, :mod:`arena.notify.delivery`).
+``arena worker`` starts one clock per
 worker process by default (``WORKER_CLOCK``); they elect a leader with a Redis lock that
 expires after a few ticks, so with many workers on many machines exactly one clock works at
 a time and another takes over within seconds when it dies.
@@ -26,6 +28,7 @@ from arena.core import metrics
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
 from arena.notify.delivery import sweep as webhook_sweep
+from arena.play.challenges import dispatch as start_challenges
 from arena.play.ladder import run_round
 
 from .reconcile import reconcile
@@ -83,6 +86,8 @@ class Clock:
 
         out.append(("tournaments", float(cfg["TOURNAMENT_ADVANCE_INTERVAL_S"]),
                     lambda: advance_all(self.app)))
+        out.append(("challenges", float(cfg["CHALLENGE_DISPATCH_INTERVAL_S"]),
+                    lambda: start_challenges(self.app)))
         if cfg["LADDER_ENABLED"]:
             out.append(("ladder", float(cfg["LADDER_INTERVAL_S"]), lambda: run_round(self.app)))
         return out

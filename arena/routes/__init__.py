@@ -19,6 +19,8 @@ accounts       owner accounts: sign-up, sign-in and out, "my bots", adopting a b
                tokens, the operator's reset link, ``/api/account/...``
 webhooks       owners' webhooks: ``/api/webhooks...`` and the account's page with the
                delivery log, ``/account/webhooks``
+challenges     an owner's matches on demand: ``/api/challenges``, the form, the challenge
+               page (queue position, then the live match), a bot's opt-out
 docs           the OpenAPI document, ``/api/openapi.json``, and the same as a page, ``/docs/api``
 metrics        ``/metrics`` for Prometheus (behind ``METRICS_TOKEN``)
 =============  ==============================================================================
@@ -38,6 +40,7 @@ from . import (
     bot_calls,
     bot_checks,
     bots,
+    challenges,
     docs,
     live,
     matches,
@@ -54,5 +57,6 @@ owner's view of a bot's calls and the owner's "check now" are part of ``bots``."
 
 BLUEPRINTS: tuple[Blueprint, ...] = (site.bp, bots.bp, matches.bp, ratings.bp,
                                      tournaments.bp, live.bp, accounts.bp, webhooks.bp,
+                                     challenges.bp,
                                      docs.bp, metrics.bp)
 """Every feature's blueprint, in the order the app factory registers them."""

@@ -57,6 +57,7 @@ from arena.web.shapes.requests import (
     Paging,
     SecretRotation,
 )
+from referee import preset_names
 from referee.runner.faults import plain_items
 
 from .plumbing import (
@@ -148,6 +149,7 @@ def bot_json(bot: Bot, *, private: bool = False, check: Any = NOT_LOADED,
         },
         "check": admission_json(bot, check, check_url),
         "ratings": [rating_json(r) for r in ratings],
+        "accepts_challenges": bot.accepts_challenges,
     }
     if private:
         out["url"] = bot.url
@@ -405,7 +407,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
                            signing_grace=in_grace(app_object(), bot),
                            check_state=admission and bot_service.check_state(admission),
                            owner=browser_owns(bot), owner_by_token=owners.is_owner(bot),
-                           owner_errors=owner_errors or [])
+                           owner_errors=owner_errors or [], presets=preset_names())
     return (page, status) if status != 200 else page
 
 
@@ -506,7 +508,7 @@ def show_bot(bot_id: int) -> Response:
 @limited("url_change")
 @limited("bot_owner")
 @operation("Change the URL (checked by a job: 202; the bot plays on its old URL until the new "
-           "one passes) or pause/resume",
+           "one passes), pause/resume, or opt out of (or back into) challenges",
            {200: (out.Bot, "the changed bot"),
             202: (out.BotChecking, "new URL reserved, check queued")},
            body=BotChange, auth="owner",
@@ -540,6 +542,10 @@ def update_bot(bot_id: int) -> Response:
         bot.updated_at = utcnow()
         if not paused:
             bot.idle_since = utcnow()
+    if body.accepts_challenges is not None and body.accepts_challenges != \
+            bot.accepts_challenges:
+        bot.accepts_challenges = body.accepts_challenges
+        bot.updated_at = utcnow()
     if check is not None:
         return accepted(s, bot, check, {"bot": bot_json(bot, private=True)})
     s.commit()

@@ -27,6 +27,7 @@ account_sign_in ``POST /account/sign-in``, ``POST /account/reset`` (and a per-ac
                delay: arena.accounts)
 account_sign_up ``POST /account/sign-up``                                             client
 webhook_test   "send test event" (API and form): each is a call to the owner's URL    client, owner
+challenges     ``POST /api/challenges``, ``POST /challenges/new``                      client, owner
 =============  ====================================================================  ==========
 
 Registering and deleting webhooks count as ``bot_owner`` (an owner's change).
@@ -140,6 +141,10 @@ CLASSES: dict[str, tuple[list[Rule], Callable[[], bool] | None]] = {
                         "changes of bots with one owner token")], None),
     "account_sign_in": ([Rule("RATE_LIMIT_ACCOUNT_SIGN_IN_PER_CLIENT", client_key,
                               "account sign-in attempts from one address")], None),
+    "challenges": ([Rule("RATE_LIMIT_CHALLENGES_PER_CLIENT", client_key,
+                         "challenges from one address"),
+                    Rule("RATE_LIMIT_CHALLENGES_PER_OWNER", owner_key,
+                         "challenges with one token")], None),
     "account_sign_up": ([Rule("RATE_LIMIT_SIGN_UP_PER_CLIENT", client_key,
                               "account sign-ups from one address")], None),
     "webhook_test": ([Rule("RATE_LIMIT_WEBHOOK_TEST_PER_CLIENT", client_key,

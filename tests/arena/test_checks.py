@@ -106,7 +106,8 @@ def test_no_route_makes_a_bot_client_whatever_it_is_sent(
     """Every route of the app, every method it takes, with empty and with plausible bodies,
     as anonymous and as the operator: not one BotClient is made in the web process."""
     bot_id, token = submit(client, "someone", sample_bots["random"])
-    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1}
+    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1,
+           "challenge_id": 1}
     bodies: list[Any] = [None, {}, {"url": sample_bots["greedy"]},
                          {"name": "x2", "url": sample_bots["planner"]},
                          {"bots": [bot_id] * 4}, {"format": "knockout", "bots": [bot_id]}]

@@ -283,3 +283,34 @@ def test_0012_adds_the_webhook_tables_and_takes_them_back(empty_database_url: st
         assert not {"webhooks", "webhook_deliveries"} & tables
     finally:
         db.dispose()
+
+
+def test_0013_adds_challenges_and_lets_every_bot_be_challenged(empty_database_url: str) -> None:
+    """Issue 21 §2: a bot already there accepts challenges until its owner opts out; the
+    challenge tables come and go, and the downgrade keeps the bot and 0008's indexes."""
+    db = Database(empty_database_url)
+    try:
+        upgrade(db, "0012")
+        t = "'2026-12-06 02:00:00'"
+        with db.engine.begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO bots (id, name, url, version, token_hash, signing_generation, "
+                "created_at, updated_at, owner_paused, health_paused, health_failures, "
+                "last_health_reason, idle_since, info, check_state, pause_reason) VALUES "
+                f"(1, 'b', 'http://127.0.0.1:9/', 1, '{'0' * 64}', 1, {t}, {t}, false, false, "
+                f"0, '', {t}, '{{}}', 'passed', '')"))
+        upgrade(db, "0013")
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text(
+                "SELECT id, accepts_challenges FROM bots")).all() == [(1, True)]
+        assert {"challenges", "challenge_opponents"} <= set(inspect(db.engine).get_table_names())
+        assert {"ix_challenges_state_id", "ix_challenges_owner_created_at"} <= {
+            i["name"] for i in inspect(db.engine).get_indexes("challenges")}
+        upgrade_or_downgrade(db, "0012")
+        assert not {"challenges", "challenge_opponents"} & set(
+            inspect(db.engine).get_table_names())
+        assert {"ix_bots_name_lower", "ix_bots_deleted"} <= index_names(db)
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT id, name FROM bots")).all() == [(1, "b")]
+    finally:
+        db.dispose()

@@ -140,7 +140,8 @@ def test_every_documented_request_schema_is_what_its_endpoint_refuses(
 ) -> None:
     bot_id, _ = submit(client, "schema-probe", sample_bots["random"])
     doc = client.get("/api/openapi.json").get_json()
-    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1}
+    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1,
+           "challenge_id": 1}
     checked = 0
     for path, ops in doc["paths"].items():
         url = re.sub(r"{(\w+)}", lambda m: str(ids[m.group(1)]), path)
@@ -168,7 +169,8 @@ def test_every_documented_query_parameter_is_what_its_endpoint_takes(
     and each enum's values (taken) and another value (a 400)."""
     bot_id, _ = submit(client, "query-probe", sample_bots["random"])
     doc = client.get("/api/openapi.json").get_json()
-    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1}
+    ids = {"bot_id": bot_id, "match_id": 1, "tournament_id": 1, "token_id": 1, "webhook_id": 1,
+           "challenge_id": 1}
     checked = 0
     for path, ops in doc["paths"].items():
         url = re.sub(r"{(\w+)}", lambda m: str(ids[m.group(1)]), path)

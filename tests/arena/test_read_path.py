@@ -29,6 +29,8 @@ from arena.core.families import family_of
 from arena.core.models import (
     Bot,
     BotVersion,
+    Challenge,
+    ChallengeOpponent,
     HealthCheck,
     Match,
     MatchResult,
@@ -76,6 +78,8 @@ class Seeded:
     swiss: int
     knockout: int
     round_robin: int
+    challenge: int = 0
+    """A challenge that played ``matches[-1]`` (its opponents: the match's other seats)."""
 
 
 def finish_directly(app: Flask, match_id: int, log_gz: bytes, totals: dict[str, Any],
@@ -172,8 +176,19 @@ def seed(app: Flask, n: int) -> Seeded:
                                  .order_by(Match.id.desc()).limit(3)))
         s.execute(update(Match).where(Match.id.in_(running))
                   .values(state="running", started_at=utcnow()))
+    with db.begin() as s:  # a challenge that played the newest match
+        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == matches[-1])
+                          .order_by(MatchSeat.seat)).all()
+        ch = Challenge(bot_id=seats[0].bot_id, owner=f"bot:{seats[0].bot_id}", mode="chosen",
+                       ruleset="standard", deals=1, rated=False, state="started",
+                       match_id=matches[-1], reason="", started_at=utcnow())
+        s.add(ch)
+        s.flush()
+        for i, x in enumerate(seats[1:]):
+            s.add(ChallengeOpponent(challenge_id=ch.id, position=i, bot_id=x.bot_id))
+        challenge = ch.id
     return Seeded(bots, busy, matches, tournaments["swiss"], tournaments["knockout"],
-                  tournaments["round_robin"])
+                  tournaments["round_robin"], challenge)
 
 
 ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
@@ -228,6 +243,9 @@ ROUTES: dict[str, Callable[[Seeded], list[str]]] = {
     "tournaments.bracket": lambda d: [f"/api/tournaments/{d.swiss}/bracket",
                                       f"/api/tournaments/{d.knockout}/bracket"],
     "tournaments.download": lambda d: [f"/api/tournaments/{d.swiss}/archive"],
+    "challenges.challenge_new": lambda d: ["/challenges/new", f"/challenges/new?bot={d.busy}"],
+    "challenges.challenge_page": lambda d: [f"/challenges/{d.challenge}"],
+    "challenges.show": lambda d: [f"/api/challenges/{d.challenge}"],
 }
 """Every GET route (endpoint) and the URLs that exercise it."""
 

@@ -55,11 +55,14 @@ class BotChange(Shape):
     url: Annotated[str, Length(1, "BOT_URL_MAX", code="url_refused", status=422)] | None = \
         None
     paused: bool | None = None
+    accepts_challenges: bool | None = Field(None, description=(
+        "false: other owners may no longer challenge the bot (opt out); true: they may"))
 
     @model_validator(mode="after")
     def _something(self) -> BotChange:
         if not self.model_fields_set:
-            raise PydanticCustomError("missing_field", "give url and/or paused")
+            raise PydanticCustomError("missing_field",
+                                      "give url, paused and/or accepts_challenges")
         return self
 
 
@@ -139,6 +142,24 @@ class NewMatch(Shape):
     seed: Seed | None = None
     rated: bool = True
     limits: MatchLimits | None = None
+
+
+class NewChallenge(Shape):
+    """``POST /api/challenges``: play one of the owner's bots now."""
+
+    wrong_type: ClassVar[dict[str, str]] = {"opponents": "a list of bot ids"}
+
+    bot: Annotated[int, Between(1, MAX_ID),
+                   Field(description="the challenger: a bot the bearer token owns")]
+    opponents: Annotated[list[int], Field(description=(
+        "the other seats (bot ids, one per seat after the challenger's); left out: a random "
+        "set of bots near the challenger's rating"))] | None = None
+    ruleset: Ruleset | None = None
+    deals: Annotated[int, Between(1, "CHALLENGE_MAX_DEALS"),
+                     Field(description="deals of the match (default: CHALLENGE_DEALS)")] \
+        | None = None
+    rated: bool = Field(False, description="true: the result moves the ratings, as a ladder "
+                                           "match's does")
 
 
 class LadderRound(Shape):

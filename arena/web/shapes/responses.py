@@ -142,6 +142,8 @@ class Bot(Answer):
     health: BotHealth
     check: Check | None = Field(description="the newest admission check, with the URL to poll")
     ratings: list[Rating]
+    accepts_challenges: bool = Field(description=(
+        "whether other owners may challenge it (its owner opts out with PATCH)"))
     url: str | None = Field(None, description="owner or operator only")
     pending_url: str | None = Field(None, description="a new URL being checked (owner only)")
 
@@ -273,7 +275,7 @@ class RatingChange(Answer):
 
 class Match(Answer):
     id: int
-    kind: Literal["ladder", "admin", "tournament"]
+    kind: Literal["ladder", "admin", "tournament", "challenge"]
     state: Literal["queued", "running", "finished", "failed"]
     ruleset: str
     family: str
@@ -398,7 +400,7 @@ class TournamentRef(Answer):
 
 class LiveMatch(Answer):
     id: int
-    kind: Literal["ladder", "admin", "tournament"]
+    kind: Literal["ladder", "admin", "tournament", "challenge"]
     ruleset: str
     family: str
     deals: int
@@ -495,3 +497,39 @@ class WebhookDeliveries(Answer):
     webhook_id: int
     items: list[WebhookDelivery]
     next_before: int | None = Field(description="pass as before= for the next, older page")
+
+
+# --- challenges ------------------------------------------------------------------------------
+
+
+class ChallengeBot(Answer):
+    id: int
+    name: str
+
+
+class Challenge(Answer):
+    """A challenge (``POST /api/challenges``): where it stands, then its match."""
+
+    id: int
+    state: Literal["waiting", "refused", "queued", "running", "finished", "failed"] = Field(
+        description="waiting: for a challenge slot (challenges may hold only a share of the "
+                    "workers, docs/operations.md); refused: an opponent could no longer play "
+                    "when its turn came (reason); then its match's state")
+    bot: ChallengeBot
+    opponents: list[ChallengeBot]
+    mode: Literal["chosen", "near"] = Field(description="opponents named, or picked at random "
+                                                        "near the bot's rating")
+    ruleset: str
+    deals: int
+    rated: bool
+    reason: str
+    created_at: str | None
+    started_at: str | None
+    queue_position: int | None = Field(description=(
+        "from 1 (next): among the waiting challenges while waiting, on the job queue while "
+        "its match waits for a worker; null once playing or when unknown"))
+    slots: dict[str, int] = Field(description="challenge matches queued or running now "
+                                              "('used') and the most allowed ('of')")
+    match_id: int | None
+    match_url: str | None = Field(description="the match page: the live viewer while it plays")
+    url: str = Field(description="this challenge's page")
