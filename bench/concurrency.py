@@ -3,6 +3,15 @@
     python bench/concurrency.py                          # N = 10 50 100 200, think 100 and 500 ms
     python bench/concurrency.py --n 100 --think 500 --json
     python bench/concurrency.py --n 4 --think 100 --concurrency 0     # RQ's forking worker
+    python bench/concurrency.py --n 100 --think 500 --against main --rounds 3
+
+``--against REF`` runs a second worker from a git worktree of ``REF`` (made in a temporary
+folder, removed at the end) beside this checkout's, in the same run: same database, bots,
+matches and machine, the two alternating run by run (this tree first, then REF, then REF
+first...) so drifting machine load hits both.  It prints each run and then, per think time
+and N, the median CPU per move of each and their ratio (this tree / REF).  Only the worker
+process is REF's; the bench, its seeding and the bots are this checkout's (both trees must
+share the database schema).
 
 Everything is real and local: PostgreSQL (a fresh database ``bench_concurrency_<pid>`` on
 ``--pg``, dropped at the end), Redis (``REDIS_URL``, else the embedded one), ONE
@@ -53,6 +62,7 @@ import re
 import selectors
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,6 +73,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# RQ takes its key prefix from the environment when first imported (below, before the app
+# is built); an explicit one is the bench's own namespace, inherited by the worker.
+os.environ.setdefault("RQ_KEY_PREFIX", f"bench-concurrency-{os.getpid()}:rq")
 
 import psycopg
 from rq import SimpleWorker, Worker
@@ -121,11 +134,13 @@ def start_bots(thinks: list[int]) -> tuple[subprocess.Popen[bytes], dict[str, st
     return proc, urls
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of the process, plus its waited-for children's (the
+    forking worker's horses)."""
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime + stime, plus cutime + cstime: the forking worker's horses, once waited for.
-    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        fields = [int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]]
+    tick = os.sysconf("SC_CLK_TCK")
+    return (fields[0] + fields[2]) / tick, (fields[1] + fields[3]) / tick
 
 
 def rss_pss_mb(pid: int) -> tuple[float, float]:
@@ -177,7 +192,10 @@ class Sampler:
 
 def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str, str],
         think_ms: int, n: int, deals: int, concurrency: int | None,
-        profile: str | None = None, probes: int | None = None) -> dict[str, Any]:
+        profile: str | None = None, probes: int | None = None,
+        tree: tuple[str, str | None, str | None] = ("this", None, None)) -> dict[str, Any]:
+    """One run; ``tree``: (label, checkout folder, interpreter) of the worker (None: this
+    checkout, this interpreter)."""
     probes = max(2, n // 10) if probes is None else probes
     normal_limits = Limits(deadline_ms=max(1000, think_ms * 2), time_bank_ms=0,
                            max_strikes=None, call_deadline_ms=5000)
@@ -198,20 +216,21 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
         assert enqueue_match(app, m)
     wenv = dict(env)
     wenv["WORKER_CONCURRENCY"] = str(n + probes if concurrency is None else concurrency)
-    worker = start_arena(["worker", "--no-clock"], env=wenv, name="worker")
+    worker = start_arena(["worker", "--no-clock"], env=wenv, name="worker", cwd=tree[1],
+                         python=tree[2])
     try:
         queue = get_queue(app).queue
         while not Worker.all(queue=queue):
             if not worker.alive():
                 raise SystemExit("the worker exited at start")
             time.sleep(0.05)
-        cpu0 = cpu_seconds(worker.pid)
+        user0, sys0 = cpu_seconds(worker.pid)
         spy = None
-        if profile:  # collapsed stacks of the worker's busy threads (py-spy on PATH)
-            out = Path(profile) / f"worker-think{think_ms}-n{n}.txt"
+        if profile:  # collapsed stacks of the worker's threads while on a CPU (py-spy on PATH)
+            out = Path(profile) / f"worker-{tree[0]}-think{think_ms}-n{n}-{time.time():.0f}.txt"
             spy = subprocess.Popen(["py-spy", "record", "--pid", str(worker.pid), "--format",
-                                    "raw", "--output", str(out), "--rate", "200",
-                                    "--gil"], stdout=subprocess.DEVNULL,
+                                    "raw", "--output", str(out), "--rate", "200"],
+                                   stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         sampler = Sampler(worker.pid, pg[0], pg[1])
         th = threading.Thread(target=sampler.run, daemon=True)
@@ -228,7 +247,9 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
             if time.monotonic() > deadline or not worker.alive():
                 raise SystemExit("benchmark run did not finish")
             time.sleep(0.2)
-        cpu = cpu_seconds(worker.pid) - cpu0
+        user1, sys1 = cpu_seconds(worker.pid)
+        user, system = user1 - user0, sys1 - sys0
+        cpu = user + system
         sampler.stop.set()
         th.join()
         if spy is not None:
@@ -239,6 +260,8 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
     result = summarise(app, think_ms, n, probes, deals, probe_ids, normal_ids, cpu, sampler,
                        int(wenv["WORKER_CONCURRENCY"]))
     result["loadavg_1m_after"] = round(os.getloadavg()[0], 2)
+    result["cpu_user_s"], result["cpu_system_s"] = round(user, 2), round(system, 2)
+    result["tree"] = tree[0]
     return result
 
 
@@ -346,7 +369,18 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument("--profile", default=None, metavar="DIR",
                     help="record the worker with py-spy (collapsed stacks) into DIR")
+    ap.add_argument("--against", default=None, metavar="REF",
+                    help="also run REF's worker (a git worktree of it), alternating with ours")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of each tree per think time and N (with --against)")
+    ap.add_argument("--against-python", default=None, metavar="PATH",
+                    help="the interpreter of REF's worker, e.g. a venv made from REF's own "
+                         "dependencies (default: this one)")
     args = ap.parse_args()
+    trees: list[tuple[str, str | None, str | None]] = [("this", None, None)]
+    other = worktree_of(args.against) if args.against else None
+    if other is not None:
+        trees.append((args.against, other, args.against_python))
 
     admin = pg_admin(args.pg)
     dbname = f"bench_concurrency_{os.getpid()}"
@@ -394,12 +428,18 @@ def main() -> int:
             env["DATABASE_MAX_OVERFLOW"] = str(args.max_overflow)
         for think in args.think:
             for n in args.n:
-                res = run(app, env, bots, (admin, dbname), think, n, args.deals,
-                          args.concurrency, args.profile, args.probes)
-                results.append(res)
-                if not args.json:
-                    print(line(res), flush=True)
+                for rnd in range(args.rounds):
+                    order = trees if rnd % 2 == 0 else trees[::-1]
+                    for tree in order:
+                        res = run(app, env, bots, (admin, dbname), think, n, args.deals,
+                                  args.concurrency, args.profile, args.probes, tree)
+                        results.append(res)
+                        if not args.json:
+                            print(line(res), flush=True)
     finally:
+        if other is not None:
+            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force",
+                            other], check=False, capture_output=True)
         if bot_proc is not None:
             bot_proc.kill()
             bot_proc.wait()
@@ -410,20 +450,54 @@ def main() -> int:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
         shutil.rmtree(inst, ignore_errors=True)
+    compared = compare(results, args.against) if args.against else []
     if args.json:
         print(json.dumps({"benchmark": "concurrency", "nproc": os.cpu_count(),
-                          "results": results}, indent=2))
+                          "results": results, "compared": compared}, indent=2))
+    else:
+        for c in compared:
+            print(f"think {c['think_ms']} ms N={c['n']}: CPU/move this tree "
+                  f"{c['this_cpu_ms_per_move']} ms vs {args.against} "
+                  f"{c['against_cpu_ms_per_move']} ms (medians of {c['runs']} runs each): "
+                  f"ratio {c['ratio']}", flush=True)
     return 0
 
 
+def worktree_of(ref: str) -> str:
+    """A detached git worktree of ``ref`` in a temporary folder (removed by the caller)."""
+    folder = tempfile.mkdtemp(prefix="arena-bench-against-")
+    os.rmdir(folder)
+    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", folder, ref],
+                   check=True, capture_output=True)
+    return folder
+
+
+def compare(results: list[dict[str, Any]], ref: str) -> list[dict[str, Any]]:
+    """Per think time and N: the median CPU per move of each tree and their ratio."""
+    out = []
+    for think, n in sorted({(r["think_ms"], r["n"]) for r in results}):
+        def cpu(tree: str, think: int = think, n: int = n) -> list[float]:
+            return [r["cpu_ms_per_move"] for r in results if r["tree"] == tree
+                    and r["think_ms"] == think and r["n"] == n and r["cpu_ms_per_move"]]
+        ours, theirs = cpu("this"), cpu(ref)
+        if not ours or not theirs:
+            continue
+        a, b = statistics.median(ours), statistics.median(theirs)
+        out.append({"think_ms": think, "n": n, "runs": min(len(ours), len(theirs)),
+                    "this_cpu_ms_per_move": round(a, 3), "against_cpu_ms_per_move": round(b, 3),
+                    "this_runs": ours, "against_runs": theirs, "ratio": round(a / b, 3)})
+    return out
+
+
 def line(r: dict[str, Any]) -> str:
-    return (f"think {r['think_ms']:>3} ms  N={r['n']:>3} (+{r['probes']} probes, "
+    return (f"[{r['tree']}] think {r['think_ms']:>3} ms  N={r['n']:>3} (+{r['probes']} probes, "
             f"{r['concurrency']} threads): {r['matches_per_min']:7.1f} matches/min vs ideal "
             f"{r['ideal_matches_per_min']:7.1f} (ratio {r['ratio']:.3f}, slowdown p50 "
             f"{r['slowdown_p50']}, start spread {r['start_spread_s']} s, finish spread "
             f"{r['finish_spread_s']} s)  RSS {r['worker_rss_mb']} MB PSS {r['worker_pss_mb']} MB "
             f"(family {r['worker_family_pss_mb']})  DB conns {r['db_connections_peak']} "
             f"(busy {r['db_connections_busy_peak']})  CPU/move {r['cpu_ms_per_move']} ms  "
+            f"(user {r['cpu_user_s']} s, system {r['cpu_system_s']} s)  "
             f"overshoot p50 {r['overshoot_p50_ms']} p99 {r['overshoot_p99_ms']} max "
             f"{r['overshoot_max_ms']} ms (waves p99 {r['overshoot_waves_p99_ms']}; "
             f"n={r['overshoot_samples']}, "

@@ -34,13 +34,14 @@ one endpoint twice (:func:`arena.play.matches.create_match`).
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import re
 import time
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import func, or_, select
+from sqlalchemy import Row, func, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -345,16 +346,11 @@ def judge_matches(app: Flask, s: Session, bot_ids: list[int]) -> list[int]:
     rate = float(cfg["HEALTH_PAUSE_FAULT_RATE"])
     min_moves = int(cfg["HEALTH_PAUSE_FAULT_MIN_MOVES"])
     paused: list[int] = []
-    for bot in s.scalars(select(Bot).where(Bot.id.in_(bot_ids)).order_by(Bot.id)):
-        if bot.deleted_at is not None or bot.health_paused:
-            continue
-        stmt = (select(Match.id, MatchSeat.forfeited, MatchSeat.strikes, MatchSeat.calls)
-                .join(Match, Match.id == MatchSeat.match_id)
-                .where(MatchSeat.bot_id == bot.id, Match.state == "finished"))
-        if bot.judged_since is not None:
-            stmt = stmt.where(Match.created_at >= bot.judged_since)
-        rows = s.execute(stmt.order_by(Match.finished_at.desc(), Match.id.desc())
-                         .limit(max(window, in_a_row))).all()
+    bots = [b for b in s.scalars(select(Bot).where(Bot.id.in_(bot_ids)).order_by(Bot.id))
+            if b.deleted_at is None and not b.health_paused]
+    seats = recent_seats(s, bots, max(window, in_a_row))
+    for bot in bots:
+        rows = seats.get(bot.id, [])
         streak = 0
         for row in rows:
             if not row.forfeited:
@@ -378,6 +374,34 @@ def judge_matches(app: Flask, s: Session, bot_ids: list[int]) -> list[int]:
             bench(app, s, bot, reason, for_matches=True)
             paused.append(bot.id)
     return paused
+
+
+_NEVER = dt.datetime.min
+"""Where a finished match without a finish time (none is written so) sorts."""
+
+
+def recent_seats(s: Session, bots: list[Bot], limit: int) -> dict[int, list[Row[Any]]]:
+    """Each bot's seats in its newest ``limit`` finished matches since it was last judged
+    afresh (``judged_since``), newest first: one statement for all of them (a ``UNION ALL``
+    of one limited query a bot, each served by the bot's index), not one a bot."""
+    parts = []
+    for bot in bots:
+        stmt = (select(MatchSeat.bot_id, Match.id, MatchSeat.forfeited, MatchSeat.strikes,
+                       MatchSeat.calls, Match.finished_at)
+                .join(Match, Match.id == MatchSeat.match_id)
+                .where(MatchSeat.bot_id == bot.id, Match.state == "finished"))
+        if bot.judged_since is not None:
+            stmt = stmt.where(Match.created_at >= bot.judged_since)
+        parts.append(stmt.order_by(Match.finished_at.desc(), Match.id.desc())
+                     .limit(limit).subquery().select())
+    if not parts:
+        return {}
+    out: dict[int, list[Row[Any]]] = {}
+    for row in s.execute(parts[0] if len(parts) == 1 else union_all(*parts)):
+        out.setdefault(row.bot_id, []).append(row)
+    for rows in out.values():  # a union keeps no order: newest first again
+        rows.sort(key=lambda r: (r.finished_at or _NEVER, r.id), reverse=True)
+    return out
 
 
 # --- presentation ----------------------------------------------------------------------------

@@ -18,8 +18,9 @@ RQ delivers a job *at least* once, so every job here is idempotent:
        back to the queue; when its worker gave up on it, it stops and writes nothing.  A
        retried attempt deals new cards (:mod:`arena.play.reseed`: its bots saw the last one's).
     3. **Finish** in one transaction: ``running`` with *our* token becomes ``finished``; the
-       seats' standings are written; then, under the family ledger row's lock (taken last,
-       so concurrent finishes wait for each other only there), the result (unique per
+       seats' standings, the bots' idle time and their health judgement are written; then,
+       under the family ledger row's lock (taken last, so concurrent finishes wait for each
+       other only there, and held for the ledger's own writes only), the result (unique per
        match), the ratings and the rating events (unique per match and bot).  Any conflict
        rolls the whole transaction back, so a result and its ratings are stored exactly
        once.  If the database does not answer then (an outage, a failover), the result is
@@ -63,7 +64,7 @@ from arena.bots.calls import CallRecorder
 from arena.core import bookkeeping, logs, metrics
 from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
-from arena.core.signing import signing_for
+from arena.core.signing import Signing, signing_for
 from arena.core.storage import get_db
 from arena.live import channel as live
 from arena.notify import delivery as webhook_delivery
@@ -72,7 +73,7 @@ from arena.play import challenges, reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
 from arena.play.ratings import apply_result, lock_family, rating_outcome
 from referee import find_ruleset
-from referee.runner.match import MatchRecord, MatchWatcher, TurnRecord, run_match
+from referee.runner.match import Limits, MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
@@ -111,13 +112,15 @@ def play_match(match_id: int) -> str:
     """RQ entry point (by dotted path).  Returns what happened, for the job's result."""
     app = _app()
     with app.app_context(), logs.bind(match_id=match_id):
-        outcome = run_match_job(app, match_id)
+        link = TournamentLink(app, match_id)
+        outcome = run_match_job(app, match_id, link)
         if outcome in ("finished", "failed"):
-            from arena.tournaments.service import on_match_done
+            from arena.tournaments.service import on_tournament_match_done
 
             with bookkeeping.slot():
-                on_match_done(app, match_id)  # idempotent; the clock does it too
-                announce_tournament(app, match_id)
+                # idempotent; the clock does it too
+                on_tournament_match_done(app, link.tournament_id(), match_id)
+                link.announce()
                 start_challenges(app, match_id)
         return outcome
 
@@ -130,19 +133,48 @@ def start_challenges(app: Flask, match_id: int) -> None:
         log.warning("match %s: waiting challenges not started: %s", match_id, exc)
 
 
+class TournamentLink:
+    """The tournament a match belongs to (if any), looked up once per job: the job tells the
+    live relay about it when the match starts, when it ends and when the tournament
+    advanced, and a ladder match (most of them) belongs to none."""
+
+    def __init__(self, app: Flask, match_id: int) -> None:
+        self.app, self.match_id = app, match_id
+        self._looked_up = False
+        self._id: int | None = None
+
+    def look_up(self, s: Session) -> None:
+        """Look the tournament up in the caller's transaction (one that reads the match)."""
+        from arena.core.tournament_models import TournamentMatch
+
+        self._id = s.scalar(select(TournamentMatch.tournament_id)
+                            .where(TournamentMatch.match_id == self.match_id))
+        self._looked_up = True
+
+    def tournament_id(self) -> int | None:
+        """The tournament's id (None: none, or the database did not answer: then the clock
+        advances the tournament and the relay's page catches up a little later)."""
+        if not self._looked_up:
+            try:
+                with get_db(self.app).begin() as s:
+                    self.look_up(s)
+            except Exception as exc:  # never fails a job; asked again next time
+                log.warning("match %s: its tournament not looked up: %s", self.match_id, exc)
+                return None
+        return self._id
+
+    def announce(self) -> None:
+        """Tell the live relay that the page of the match's tournament (if any) changed."""
+        if not self.app.config["LIVE_ENABLED"]:
+            return
+        tid = self.tournament_id()
+        if tid is not None:  # (never raises)
+            live.notify_tournament(get_queue(self.app).redis, self.app.config, tid)
+
+
 def announce_tournament(app: Flask, match_id: int) -> None:
     """Tell the live relay that the page of the match's tournament (if any) changed."""
-    if not app.config["LIVE_ENABLED"]:
-        return
-    from arena.core.tournament_models import TournamentMatch
-
-    try:
-        with get_db(app).begin() as s:
-            tid = s.scalar(select(TournamentMatch.tournament_id)
-                           .where(TournamentMatch.match_id == match_id))
-        live.notify_tournament(get_queue(app).redis, app.config, tid)
-    except Exception as exc:  # a broadcast never fails a job
-        log.warning("match %s: tournament change not announced: %s", match_id, exc)
+    TournamentLink(app, match_id).announce()
 
 
 def claim(app: Flask, match_id: int, token: str) -> str:
@@ -278,9 +310,9 @@ def outcome_label(outcome: str) -> str:
     return OUTCOMES.get(outcome, "not_played")
 
 
-def run_match_job(app: Flask, match_id: int) -> str:
+def run_match_job(app: Flask, match_id: int, link: TournamentLink | None = None) -> str:
     try:
-        outcome = _run_match_job(app, match_id)
+        outcome = _run_match_job(app, match_id, link or TournamentLink(app, match_id))
     except Exception:
         metrics.MATCH_JOBS.labels("error").inc()
         raise
@@ -288,7 +320,7 @@ def run_match_job(app: Flask, match_id: int) -> str:
     return outcome
 
 
-def _run_match_job(app: Flask, match_id: int) -> str:
+def _run_match_job(app: Flask, match_id: int, link: TournamentLink) -> str:
     control = execution.current()
     token = uuid.uuid4().hex
     with bookkeeping.slot():
@@ -299,7 +331,15 @@ def _run_match_job(app: Flask, match_id: int) -> str:
         # An earlier attempt played the match to its end but could not store the result:
         # store that one instead of playing again (arena.jobs.result_spool).
         kept = result_spool.find(app, match_id)
-        publisher = None if kept is not None else start_broadcast(app, match_id)
+    table = None
+    publisher = None
+    if kept is None:
+        try:
+            table = load_table(app, match_id, token, link)
+        except LeaseLostError:
+            log.warning("match %s: lease lost, abandoning this attempt", match_id)
+            return "lease lost"
+        publisher = start_broadcast(app, match_id, link, table)
     log.info("match %s: claimed", match_id)
     claimed_at = time.perf_counter()
     metrics.MATCHES_RUNNING.inc()
@@ -311,7 +351,7 @@ def _run_match_job(app: Flask, match_id: int) -> str:
                 log.info("match %s: storing the result its attempt %s kept", match_id,
                          kept.attempt_match_id)
                 return store_patiently(app, match_id, token, kept, control)
-            record = play(app, match_id, lease, control, publisher, calls)
+            record = play(app, match_id, lease, control, publisher, calls, table)
             result = FinishedResult.of(record)
             outcome = store_patiently(app, match_id, token, result, control)
         if outcome == "finished":
@@ -342,40 +382,99 @@ def _run_match_job(app: Flask, match_id: int) -> str:
         if publisher is not None:
             publisher.publish("end", stopped)
             publisher.close()
-            announce_tournament(app, match_id)
+            link.announce()
 
 
-def start_broadcast(app: Flask, match_id: int) -> live.LivePublisher | None:
+@dataclass(frozen=True)
+class Table:
+    """What an attempt at a match needs from the database, read in one transaction when it
+    starts (the live broadcast's ``start`` event and the players both come from it)."""
+
+    ruleset: str
+    deals: int
+    attempt: int
+    limits: Limits
+    seed: int
+    """The seed this attempt deals from (:func:`arena.play.reseed.dealt_seed`)."""
+    wire_id: str
+    shared: bool
+    """Whether other matches deal the same cards (:func:`arena.play.reseed.deals_shared`)."""
+    seats: list[tuple[str, Signing, str]]
+    """Each seat: the URL of the version sitting there, the bot's signing secrets in force,
+    and the label the log names the seat by (the bot's id, never its URL)."""
+    bot_ids: list[int]
+    names: list[str]
+
+
+def load_table(app: Flask, match_id: int, token: str,
+               link: TournamentLink | None = None) -> Table:
+    """The match's :class:`Table`, for the attempt holding ``token`` (raises
+    :class:`LeaseLostError` when another one took it over: its attempts count is not ours).
+    With ``link``, the match's tournament is looked up in the same transaction."""
+    with bookkeeping.slot(), get_db(app).begin() as s:
+        match = s.get(Match, match_id)
+        assert match is not None
+        if match.lease_token != token:
+            raise LeaseLostError()
+        # The seats with their versions and bots in one statement (not two lazy loads a
+        # seat): a worker starting a hundred matches at once shares a few connections.
+        seats = s.scalars(
+            select(MatchSeat).where(MatchSeat.match_id == match_id)
+            .options(joinedload(MatchSeat.bot_version), joinedload(MatchSeat.bot))
+            .order_by(MatchSeat.seat)
+        ).all()
+        # A rotation of the secrets takes effect from the next match; during its grace
+        # period the previous secret signs too.
+        now = utcnow()
+        shared = reseed.deals_shared(s, match_id)
+        # A retry deals new cards: its bots saw the last attempt's (arena.play.reseed).  The
+        # log records the seed dealt, so verify and the replay re-deal exactly what was played.
+        seed = match.seed if shared else reseed.attempt_seed(match.seed, match.attempts)
+        if link is not None:
+            link.look_up(s)
+        return Table(
+            ruleset=match.ruleset, deals=match.deals, attempt=match.attempts,
+            limits=limits_of(match), seed=seed,
+            wire_id=wire_match_id(app.config, match_id, match.attempts), shared=shared,
+            seats=[(seat.bot_version.url, signing_for(app, seat.bot, now),
+                    f"bot:{seat.bot_id}") for seat in seats],
+            bot_ids=[seat.bot_id for seat in seats], names=[seat.bot.name for seat in seats])
+
+
+def start_broadcast(app: Flask, match_id: int, link: TournamentLink | None = None,
+                    table: Table | None = None) -> live.LivePublisher | None:
     """The live publisher of this attempt, its ``start`` event sent (None: live is off, or
-    the broadcast could not start; the match is played all the same)."""
+    the broadcast could not start; the match is played all the same).  ``table``: the
+    attempt's, when the caller read it already."""
     if not app.config["LIVE_ENABLED"]:
         return None
     try:
-        with get_db(app).begin() as s:
-            match = s.get(Match, match_id)
-            if match is None:
-                return None
-            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
-                              .options(joinedload(MatchSeat.bot))
-                              .order_by(MatchSeat.seat)).all()
-            rules = find_ruleset(match.ruleset)
-            # ``state``: what the match page's badge shows from now on (static/replay.js).
-            start = {"match_id": match_id, "state": "running", "ruleset": match.ruleset,
-                     "players": rules.players,
-                     "deals": match.deals, "attempt": match.attempts,
-                     "seats": [{"seat": x.seat, "name": x.bot.name, "bot_id": x.bot_id}
-                               for x in seats]}
-            # Hands are revealed at each deal's end only when the same deals are not to be
-            # dealt again: not in a duplicate table's rotations.  A retried attempt of any
-            # other match deals new cards (arena.play.reseed), and a later retry newer ones still.
-            reveal = not reseed.deals_shared(s, match_id)
+        if table is None:
+            with get_db(app).begin() as s:
+                match = s.get(Match, match_id)
+                if match is None:
+                    return None
+                token = match.lease_token or ""
+            table = load_table(app, match_id, token)
+        rules = find_ruleset(table.ruleset)
+        # ``state``: what the match page's badge shows from now on (static/replay.js).
+        start = {"match_id": match_id, "state": "running", "ruleset": table.ruleset,
+                 "players": rules.players,
+                 "deals": table.deals, "attempt": table.attempt,
+                 "seats": [{"seat": i, "name": name, "bot_id": bot_id}
+                           for i, (name, bot_id) in enumerate(zip(table.names, table.bot_ids,
+                                                                  strict=True))]}
+        # Hands are revealed at each deal's end only when the same deals are not to be
+        # dealt again: not in a duplicate table's rotations.  A retried attempt of any
+        # other match deals new cards (arena.play.reseed), and a later retry newer ones still.
+        reveal = not table.shared
         publisher = live.LivePublisher(get_queue(app).redis, app.config, match_id, rules,
                                        reveal=reveal)
     except Exception as exc:
         log.warning("match %s: no live broadcast: %s", match_id, exc)
         return None
     publisher.publish("start", {**start, "reveal": reveal})
-    announce_tournament(app, match_id)
+    (link or TournamentLink(app, match_id)).announce()
     return publisher
 
 
@@ -390,34 +489,15 @@ class _Held(Protocol):
 def play(app: Flask, match_id: int, hb: _Held,
          control: JobControl = execution.NEVER,
          watcher: MatchWatcher | None = None,
-         calls: CallRecorder | None = None) -> MatchRecord:
-    db = get_db(app)
-    with bookkeeping.slot(), db.begin() as s:
-        match = s.get(Match, match_id)
-        assert match is not None
-        if match.lease_token != hb.token:  # taken over already: its attempts count is not ours
-            raise LeaseLostError()
-        # The seats with their versions and bots in one statement (not two lazy loads a
-        # seat): a worker starting a hundred matches at once shares a few connections.
-        seats = s.scalars(
-            select(MatchSeat).where(MatchSeat.match_id == match_id)
-            .options(joinedload(MatchSeat.bot_version), joinedload(MatchSeat.bot))
-            .order_by(MatchSeat.seat)
-        ).all()
-        # Each seat: the URL of the version that sits there, the bot's signing secrets in
-        # force now (a rotation takes effect from the next match; during its grace period
-        # the previous secret signs too), and the label the log names the seat by: the
-        # bot's id, never its URL.
-        now = utcnow()
-        sitting = [(seat.bot_version.url, signing_for(app, seat.bot, now),
-                    f"bot:{seat.bot_id}") for seat in seats]
-        bot_ids = [seat.bot_id for seat in seats]
-        rules = find_ruleset(match.ruleset)
-        # A retry deals new cards: its bots saw the last attempt's (arena.play.reseed).  The log
-        # records the seed dealt, so verify and the replay re-deal exactly what was played.
-        seed = reseed.dealt_seed(s, match, match.attempts)
-        wire_id = wire_match_id(app.config, match_id, match.attempts)
-        deals, limits = match.deals, limits_of(match)
+         calls: CallRecorder | None = None,
+         table: Table | None = None) -> MatchRecord:
+    """Play the attempt holding ``hb``; ``table``: the attempt's, when the caller read it
+    already (:func:`load_table`)."""
+    if table is None:
+        table = load_table(app, match_id, hb.token)
+    rules = find_ruleset(table.ruleset)
+    sitting, bot_ids = table.seats, table.bot_ids
+    seed, wire_id, deals, limits = table.seed, table.wire_id, table.deals, table.limits
     policy = NetPolicy(allow_private=bool(app.config["ALLOW_PRIVATE_BOT_URLS"]))
     # Of a non-2xx answer, the body's first bytes are read for the owner's view of the calls
     # (a bot's 500 traceback): one more than is kept, so the view can say it was cut.
@@ -534,11 +614,11 @@ def finish(app: Flask, match_id: int, token: str,
                        Match.state == "running")
                 .values(state="finished", finished_at=now, lease_token=None,
                         lease_expires_at=None, error="")
-            )
-            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                .returning(Match.family, Match.rated, Match.ruleset)
+            ).first()
+            if moved is None:
                 raise LeaseLostError()
-            match = s.get(Match, match_id)
-            assert match is not None
+            match_family, rated = moved.family, moved.rated
             seats = {x.seat: x for x in s.scalars(
                 select(MatchSeat).where(MatchSeat.match_id == match_id))}
             lat = {x.seat: x for x in result.latency}
@@ -551,14 +631,23 @@ def finish(app: Flask, match_id: int, token: str,
                     seat.calls, seat.p50_ms, seat.p95_ms, seat.max_ms = (
                         x.calls, x.p50_ms, x.p95_ms, x.max_ms)
             s.flush()
+            # The seated bots' idle time and health judgement concern the ledger no more
+            # than the seats do: done before the lock too (a bot row is never locked by a
+            # transaction that holds the ledger lock, so the two locks cannot deadlock).
+            seated = [x.bot_id for x in seats.values()]
+            s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
+            paused = bot_service.judge_matches(app, s, seated)
+            if paused:
+                log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
+            tell_forfeits(app, s, match_id, moved.ruleset, rated, seats.values())
             # The family's ledger lock serialises every finish of the family: taken only
             # now, after the writes that concern this match alone, so concurrent finishes
             # overlap in those.  The result is inserted under it, so results are numbered in
             # the order their ratings are applied (what ``arena ratings --check`` replays).
-            family = lock_family(s, match.family)
+            family = lock_family(s, match_family)
             row = MatchResult(
                 match_id=match_id,
-                family=match.family,
+                family=match_family,
                 created_at=now,
                 totals=result.totals,
                 log_gz=log_gz,
@@ -567,12 +656,13 @@ def finish(app: Flask, match_id: int, token: str,
             s.flush()
             # A rotation of a ladder duplicate set moves no rating until the one that
             # completes the set, which applies the set's combined result (rating_outcome).
-            outcome = (rating_outcome(s, match_id, float(app.config["ELO_K"]))
-                       if match.rated else None)
+            outcome = (rating_outcome(s, match_id, float(app.config["ELO_K"]),
+                                      seats=list(seats.values()))
+                       if rated else None)
             if outcome is not None:
                 apply_result(
                     s,
-                    family=match.family,
+                    family=match_family,
                     result_id=row.id,
                     match_id=match_id,
                     placements=outcome.placements,
@@ -580,12 +670,6 @@ def finish(app: Flask, match_id: int, token: str,
                     k=outcome.k,
                 )
             family.results += 1
-            seated = [x.bot_id for x in seats.values()]
-            s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
-            paused = bot_service.judge_matches(app, s, seated)
-            if paused:
-                log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
-            tell_forfeits(app, s, match, seats.values())
     except LeaseLostError:
         return "lease lost before finishing"
     except IntegrityError:
@@ -594,13 +678,14 @@ def finish(app: Flask, match_id: int, token: str,
     return "finished"
 
 
-def tell_forfeits(app: Flask, s: Session, match: Match, seats: Iterable[MatchSeat]) -> None:
+def tell_forfeits(app: Flask, s: Session, match_id: int, ruleset: str, rated: bool,
+                  seats: Iterable[MatchSeat]) -> None:
     """``match.forfeited`` to the owner of each bot that forfeited, sent once the finishing
     transaction commits (a finish that rolls back tells nobody)."""
     for seat in sorted(seats, key=lambda x: x.seat):
         if seat.forfeited:
             events.emit(app, s, "match.forfeited", bot_ids=[seat.bot_id], data={
-                "match": {"id": match.id, "ruleset": match.ruleset, "rated": match.rated},
+                "match": {"id": match_id, "ruleset": ruleset, "rated": rated},
                 "seat": seat.seat, "strikes": seat.strikes})
 
 

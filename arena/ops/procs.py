@@ -160,18 +160,22 @@ def _drain(proc: subprocess.Popen[bytes]) -> threading.Thread:
 
 
 def start_arena(args: list[str], *, env: Mapping[str, str], name: str,
-                quiet: bool = True) -> Child:
-    """Start ``python -m arena <args>`` with ``env`` (a worker, a clock, a server)."""
+                quiet: bool = True, cwd: str | None = None,
+                python: str | None = None) -> Child:
+    """Start ``python -m arena <args>`` with ``env`` (a worker, a clock, a server); ``cwd``:
+    the checkout whose ``arena`` runs (``-m`` imports from the working folder first: a bench
+    runs another branch's worker this way), ``python`` its interpreter (default: this one)."""
     from arena.core.processes import PARENT_PID_ENV
 
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", *args],
+        [python or sys.executable, "-m", "arena", *args],
         stdin=subprocess.DEVNULL,
         stdout=out,
         stderr=out,
         env={**env, PARENT_PID_ENV: str(os.getpid())},
         start_new_session=True,
+        cwd=cwd,
     )
     return Child(name, proc)
 

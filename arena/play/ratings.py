@@ -91,15 +91,18 @@ class Outcome:
     k: float
 
 
-def rating_outcome(s: Session, match_id: int, k: float) -> Outcome | None:
+def rating_outcome(s: Session, match_id: int, k: float,
+                   seats: Sequence[MatchSeat] | None = None) -> Outcome | None:
     """What the finished, rated match ``match_id`` (its seats' results and its result row
     written) applies to the ratings: its own ranks with factor ``k``.  A rotation of a ladder
     duplicate set applies nothing, except the one that completes the set, which applies the
     set's combined result with ``k`` times its rotations (:mod:`arena.play.duplicate_sets`).
-    The finish and :func:`recompute` both ask here."""
+    The finish and :func:`recompute` both ask here; ``seats``: the match's seats, when the
+    caller holds them already (the finish, which just wrote their ranks)."""
     set_id = duplicate_sets.set_of(s, match_id)
     if set_id is None:
-        seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)).all()
+        if seats is None:
+            seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)).all()
         return Outcome(combine([Placement(x.bot_id, x.rank or 0) for x in seats]), k)
     if not duplicate_sets.completes(s, set_id, match_id):
         return None

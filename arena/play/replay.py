@@ -50,7 +50,17 @@ def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
     """The viewer's data for one deal of a log (``referee.runner.log.deal_json``): the hands as
     dealt, and every turn with the state after it."""
     deal = Deal.new(rules, d["seed"], logged_context(d))
-    start_hands = [mask_texts(h) for h in deal.hands]
+    named: dict[int, list[str]] = {}
+
+    def texts(mask: int) -> list[str]:
+        """``mask_texts``, each set named once per deal: a turn changes one hand, and every
+        turn lists all of them (the worker builds these frames at each deal's end)."""
+        found = named.get(mask)
+        if found is None:
+            found = named[mask] = mask_texts(mask)
+        return found
+
+    start_hands = [texts(h) for h in deal.hands]
     turns = []
     for t in d["turns"]:
         if deal.outcome is not None:
@@ -61,15 +71,15 @@ def deal_frames(rules: RuleSet, d: dict[str, Any]) -> dict[str, Any]:
         turns.append({
             "turn": t["turn"],
             "seat": seat,
-            "cards": mask_texts(move),
+            "cards": texts(move),
             "legal": t["legal"],
             "latency_ms": t["latency_ms"],
             "fault": t["fault"],
             "detail": plain_fault(t["fault"], t["detail"]),
             "say": t["say"],
             "bank_ms": t["bank_ms"],
-            "hands": [mask_texts(h) for h in deal.hands],
-            "table": mask_texts(deal.table_mask) if deal.table_kind else [],
+            "hands": [texts(h) for h in deal.hands],
+            "table": texts(deal.table_mask) if deal.table_kind else [],
             "table_seat": deal.table_seat if deal.table_kind else None,
         })
     outcome = d.get("outcome") or {}

@@ -552,8 +552,20 @@ def on_match_done(app: Flask, match_id: int) -> None:
         with get_db(app).begin() as s:
             tid = s.scalar(select(TournamentMatch.tournament_id)
                            .where(TournamentMatch.match_id == match_id))
-        if tid is not None:
-            advance(app, tid)
+    except Exception:
+        log.exception("advancing the tournament of match %s failed; the clock will retry",
+                      match_id)
+        return
+    on_tournament_match_done(app, tid, match_id)
+
+
+def on_tournament_match_done(app: Flask, tournament_id: int | None, match_id: int) -> None:
+    """:func:`on_match_done` when the caller knows the match's tournament already (None:
+    it has none; the job that played it looked it up once)."""
+    if tournament_id is None:
+        return
+    try:
+        advance(app, tournament_id)
     except Exception:
         log.exception("advancing the tournament of match %s failed; the clock will retry",
                       match_id)

@@ -142,6 +142,9 @@ class Tables:
         self.card_texts: dict[int, tuple[str, ...]] = {}
         """Card texts of card sets in this rule set's order, filled by
         :func:`referee.game.view.cards_json` (requests repeat the same sets turn after turn)."""
+        self.move_keys: dict[int, tuple[tuple[int, list[int]], str]] = {}
+        """Each legal move's place in the wire's order and its id, filled by
+        :func:`referee.game.view.legal_moves_json` (a hand's plays repeat turn after turn)."""
 
     def _card_order(self, rules: RuleSet, twos_low: bool) -> None:
         """Rank values, suit ranks, and the order and power of every card."""

@@ -66,15 +66,28 @@ def decision_json(i: int, viewer: int, deal: Deal) -> dict[str, Any]:
 def legal_moves_json(deal: Deal, moves: list[int] | None = None) -> list[dict[str, Any]]:
     """The legal moves with their stable ids, lowest plays first, pass last."""
     ms = deal.legal_moves() if moves is None else moves
-    order = deal.t.order
-    plays = sorted(
-        (m for m in ms if m != PASS),
-        key=lambda m: (m.bit_count(), sorted((order[c] for c in iter_cards(m)), reverse=True)),
-    )
-    out = [{"id": move_id(m), "cards": cards_json(m, deal)} for m in plays]
+    known = deal.t.move_keys
+    plays = []
+    for m in ms:
+        if m == PASS:
+            continue
+        found = known.get(m)
+        if found is None:  # fewer cards first, then the rule set's order from the top card
+            order = deal.t.order
+            key = (m.bit_count(), sorted((order[c] for c in iter_cards(m)), reverse=True))
+            if len(known) >= _CACHE_MAX:
+                known.clear()
+            found = known[m] = (key, move_id(m))
+        plays.append((found[0], found[1], m))
+    plays.sort(key=_first)
+    out = [{"id": mid, "cards": cards_json(m, deal)} for _, mid, m in plays]
     if PASS in ms:
         out.append({"id": "pass", "cards": []})
     return out
+
+
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
 
 
 Fragments = dict[str, tuple[Any, Callable[[], str]]]

@@ -748,3 +748,103 @@ def test_forked_child_does_not_share_the_parents_pooled_connection() -> None:
         assert bot.connections == 2
         assert client.call("/move", {"who": "parent"}, AMPLE).ok  # its own connection intact
         assert bot.connections == 2
+
+
+# --- the plain answer, read without h11 --------------------------------------------------------
+
+
+def _h11_body(data: bytes, max_body: int) -> bytes | None:
+    """What h11 makes of ``data`` as the answer to a POST: the body of a complete 200
+    answer, else None."""
+    import h11
+
+    machine = h11.Connection(h11.CLIENT)
+    machine.send(h11.Request(method="POST", target="/move",
+                             headers=[("Host", "bot"), ("Content-Length", "2")]))
+    machine.send(h11.Data(data=b"{}"))
+    machine.send(h11.EndOfMessage())
+    machine.receive_data(data)
+    body = b""
+    try:
+        while True:
+            event = machine.next_event()
+            if event is h11.NEED_DATA:
+                return None
+            if isinstance(event, h11.Response):
+                if event.status_code != 200 or len(event.headers) > 100:
+                    return None
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                return body if len(body) <= max_body else None
+            else:
+                return None
+    except h11.RemoteProtocolError:
+        return None
+
+
+PLAIN_CASES = [
+    b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"move":"x"}',
+    b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length:12 \r\n'
+    b'Connection: keep-alive\r\n\r\n{"move":"x"}',
+    b'HTTP/1.1 200 \r\nX-Empty:\r\nContent-Length: 2\r\n\r\n{}',
+    # Each of these is left to h11 (and the client reads it there as before):
+    b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"move":"x"}extra',
+    b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"move"',
+    b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Length: 12\r\n\r\n{"move":"x"}',
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    b'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 200 OK\r\n Folded: x\r\nContent-Length: 2\r\n\r\n{}',
+    b'HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}',
+    b'HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n' + b"x" * 5000,
+    b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n',
+    b'HTTP/1.1 200 OK\n\nContent-Length: 2\r\n\r\n{}',
+]
+
+
+@pytest.mark.parametrize("data", PLAIN_CASES)
+def test_a_plain_answer_is_read_as_h11_reads_it(data: bytes) -> None:
+    """What the client reads without h11 it reads exactly as h11 would; anything else it
+    leaves to h11 (None)."""
+    from referee.wire.httpbot import _plain_answer
+
+    mine = _plain_answer(data, 4096)
+    if mine is not None:
+        assert mine == _h11_body(data, 4096)
+    assert (mine is not None) == (data in PLAIN_CASES[:3])
+
+
+def test_plain_and_h11_answers_share_one_kept_connection() -> None:
+    """An answer read without h11 and one read with it (chunked) on one kept-alive
+    connection: both bodies arrive and the connection is reused."""
+    answers = [b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"move":"a"}',
+               b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'
+               b'c\r\n{"move":"b"}\r\n0\r\n\r\n',
+               b'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"move":"c"}']
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        accepted.append(1)
+        with conn:
+            for answer in answers:
+                buf = b""
+                while b"\r\n\r\n" not in buf or not buf.endswith(b"}"):
+                    buf += conn.recv(65536)
+                conn.sendall(answer)
+            conn.recv(1)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    port = server.getsockname()[1]
+    with BotClient(f"http://127.0.0.1:{port}", policy=NetPolicy(allow_private=True)) as c:
+        moves = [c.call("/move", {"turn": i}, 5.0).data for i in range(3)]
+    server.close()
+    assert moves == [{"move": "a"}, {"move": "b"}, {"move": "c"}]
+    assert accepted == [1]
