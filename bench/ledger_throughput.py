@@ -17,10 +17,12 @@ what a ladder round and a health sweep cost.
    threads each, as many concurrent finishers as worker threads storing results at once.
    Every match stores the same real played log (its standings rank the seats).  Printed:
    results stored per second (all finishers, one family: the family's rate), finish latency
-   p50/p99 (one ``finish`` call: the transaction, the wait for the lock included), the wait
-   for the lock and how long it was held (from the lock taken to the commit returned: the
-   part that no two finishes of a family can overlap) and the bound that follows from it,
-   ``1 / mean hold`` results per second.  Then ``arena ratings --check``'s comparison: the
+   p50/p99 (one ``finish`` call: the transaction, the wait for the lock and for its batch
+   included), the transactions that took the lock and the results in each (a checkout that
+   groups the finishes of a process, :mod:`arena.jobs.ledger`, stores several in one), the
+   wait for the lock and how long it was held (from the lock taken to the commit returned:
+   the part that no two transactions of a family can overlap) and the ceiling that follows,
+   results per second of lock held.  Then ``arena ratings --check``'s comparison: the
    stored ratings must equal a recompute of every result in the family.
 3. **Ladder round**: :func:`arena.play.ladder.run_round` (make and enqueue the matches) at
    this size, with ``LADDER_MAX_MATCHES_PER_ROUND`` = 8 (the default) and ``--round-matches``.
@@ -41,6 +43,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import signal
 import statistics
 import sys
 import threading
@@ -127,17 +130,32 @@ def finisher(settings: dict[str, Any], ids: list[int], threads: int, start_at: f
     result = played_result()
     local = threading.local()
     real_lock = bodies.lock_family  # type: ignore[attr-defined]
+    together: Any = getattr(bodies, "_store_together", None)  # a checkout that batches
+    batches: list[tuple[int, float, float]] = []
+    """Per transaction that took the lock: (results in it, wait for the lock, hold)."""
 
     def timed_lock(s: Any, family: str) -> Any:
-        local.asked = time.perf_counter()
+        if not getattr(local, "asked", 0.0):
+            local.asked = time.perf_counter()
         row = real_lock(s, family)
-        local.locked = time.perf_counter()
+        if not getattr(local, "locked", 0.0):
+            local.locked = time.perf_counter()
         return row
 
+    def timed_together(app: Any, works: list[Any]) -> list[str]:
+        local.asked = local.locked = 0.0
+        outcomes: list[str] = together(app, works)
+        if local.locked:
+            batches.append((outcomes.count("finished"), local.locked - local.asked,
+                            time.perf_counter() - local.locked))
+        return outcomes
+
     bodies.lock_family = timed_lock  # type: ignore[attr-defined]
+    if together is not None:
+        bodies._store_together = timed_together
     todo = list(ids)
     guard = threading.Lock()
-    samples: list[tuple[float, float, float, str]] = []
+    samples: list[tuple[float, str]] = []
 
     def run() -> None:
         with app.app_context():
@@ -150,8 +168,9 @@ def finisher(settings: dict[str, Any], ids: list[int], threads: int, start_at: f
                 t0 = time.perf_counter()
                 outcome = bodies.finish(app, m, f"bench-token-{m}", result)
                 t1 = time.perf_counter()
-                samples.append((t1 - t0, local.locked - local.asked, t1 - local.locked,
-                                outcome))
+                samples.append((t1 - t0, outcome))
+                if together is None and local.locked:  # one finish, one transaction
+                    batches.append((1, local.locked - local.asked, t1 - local.locked))
 
     while time.time() < start_at:  # every process starts together
         time.sleep(0.005)
@@ -161,7 +180,7 @@ def finisher(settings: dict[str, Any], ids: list[int], threads: int, start_at: f
     for t in pool:
         t.join()
     get_db(app).dispose()
-    out.put(samples)
+    out.put((samples, batches))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -179,26 +198,32 @@ def finish_many(settings: dict[str, Any], ids: list[int], processes: int,
              for c in chunks]
     for p in procs:
         p.start()
-    samples: list[tuple[float, float, float, str]] = []
+    samples: list[tuple[float, str]] = []
+    batches: list[tuple[int, float, float]] = []
     for _ in procs:
-        samples += out.get()
+        got = out.get()
+        samples += got[0]
+        batches += got[1]
     ended = time.time()
     for p in procs:
         p.join()
-    stored = [x for x in samples if x[3] == "finished"]
+    stored = [x for x in samples if x[1] == "finished"]
     wall = ended - start_at
     latency = [x[0] * 1000 for x in stored]
-    wait = [x[1] * 1000 for x in stored]
-    hold = [x[2] * 1000 for x in stored]
+    wait = [b[1] * 1000 for b in batches]
+    hold = [b[2] * 1000 for b in batches]
     return {
         "finishers": processes * threads, "results": len(stored),
         "not_stored": len(samples) - len(stored), "wall_s": round(wall, 2),
         "results_per_s": round(len(stored) / wall, 1),
         "finish_p50_ms": round(pct(latency, 0.5), 1), "finish_p99_ms": round(pct(latency, 0.99), 1),
+        "transactions": len(batches),
+        "results_per_transaction": round(sum(b[0] for b in batches) / len(batches), 2),
         "lock_wait_p50_ms": round(pct(wait, 0.5), 1), "lock_wait_p99_ms": round(pct(wait, 0.99), 1),
         "lock_hold_mean_ms": round(statistics.fmean(hold), 2),
         "lock_hold_p50_ms": round(pct(hold, 0.5), 2), "lock_hold_p99_ms": round(pct(hold, 0.99), 2),
-        "lock_bound_per_s": round(1000 / statistics.fmean(hold), 1),
+        # The family's ceiling: results stored per second of lock held.
+        "lock_bound_per_s": round(sum(b[0] for b in batches) / (sum(hold) / 1000), 1),
     }
 
 
@@ -260,6 +285,7 @@ def main() -> int:
     ap.add_argument("--no-clock", action="store_true", help="skip the ladder and the sweep")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
     admin = admin_url()
     name = f"arena_ledger_{os.getpid()}"
     pg_url = f"{admin.rsplit('/', 1)[0]}/{name}"

@@ -41,6 +41,7 @@ answers go to its owner's view of the bot's calls (:mod:`arena.bots.calls`, afte
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import socket
@@ -62,7 +63,7 @@ from arena.bots import service as bot_service
 from arena.bots.call_metrics import CallMeter
 from arena.bots.calls import CallRecorder
 from arena.core import bookkeeping, logs, metrics
-from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
+from arena.core.models import Bot, Match, MatchResult, MatchSeat, RatingFamily, utcnow
 from arena.core.queue import get_queue
 from arena.core.signing import Signing, signing_for
 from arena.core.storage import get_db
@@ -78,7 +79,7 @@ from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer, Player
 from referee.wire.redact import scrub_generic
 
-from . import execution, result_spool
+from . import execution, ledger, result_spool
 from .backoff import Backoff
 from .execution import HandbackRequested, JobAbandonedError, JobControl
 from .result_spool import FinishedResult
@@ -566,8 +567,9 @@ def store_patiently(app: Flask, match_id: int, token: str, result: FinishedResul
     failures = 0
     while True:
         try:
-            with bookkeeping.slot():
-                outcome = finish(app, match_id, token, result)
+            # (no slot here: the batch's leader takes one, and a finish waiting for its
+            # batch holds none)
+            outcome = finish(app, match_id, token, result)
         except DATABASE_DOWN as exc:
             failures += 1
             if not kept:
@@ -601,81 +603,118 @@ def stored_is(app: Flask, match_id: int, result: FinishedResult) -> bool:
 
 def finish(app: Flask, match_id: int, token: str,
            played: MatchRecord | FinishedResult) -> str:
-    """Store the result and apply ratings, all or nothing (see the module docstring)."""
+    """Store the result and apply ratings, all or nothing (see the module docstring), in
+    the process's next group commit (:mod:`arena.jobs.ledger`)."""
     result = played if isinstance(played, FinishedResult) else FinishedResult.of(played)
-    log_gz = result.log_gz
-    db = get_db(app)
-    now = utcnow()
+    batcher = ledger.batcher_for(app, lambda works: store_batch(app, works), bookkeeping.slot)
+    return batcher.submit((match_id, token, result))
+
+
+@dataclass
+class _Own:
+    """A match whose own writes are done in the batch's transaction: what its ledger writes
+    need."""
+
+    match_id: int
+    family: str
+    rated: bool
+    seats: list[MatchSeat]
+    result: FinishedResult
+
+
+def store_batch(app: Flask, works: list[tuple[int, str, FinishedResult]]) -> list[str]:
+    """Store finished matches in one transaction (:mod:`arena.jobs.ledger`): an outcome per
+    match.  A batch whose ledger writes are refused (a result stored already) is stored
+    again one match per transaction, so the refusal undoes that match's writes alone."""
     try:
-        with db.begin() as s:
-            moved = s.execute(
-                update(Match)
-                .where(Match.id == match_id, Match.lease_token == token,
-                       Match.state == "running")
-                .values(state="finished", finished_at=now, lease_token=None,
-                        lease_expires_at=None, error="")
-                .returning(Match.family, Match.rated, Match.ruleset)
-            ).first()
-            if moved is None:
-                raise LeaseLostError()
-            match_family, rated = moved.family, moved.rated
-            seats = {x.seat: x for x in s.scalars(
-                select(MatchSeat).where(MatchSeat.match_id == match_id))}
-            lat = {x.seat: x for x in result.latency}
-            for st in result.standings:
-                seat = seats[st.seat]
-                seat.rank, seat.score, seat.wins = st.rank, st.score, st.wins
-                seat.strikes, seat.forfeited = st.strikes, st.forfeited
-                if st.seat in lat:
-                    x = lat[st.seat]
-                    seat.calls, seat.p50_ms, seat.p95_ms, seat.max_ms = (
-                        x.calls, x.p50_ms, x.p95_ms, x.max_ms)
-            s.flush()
-            # The seated bots' idle time and health judgement concern the ledger no more
-            # than the seats do: done before the lock too (a bot row is never locked by a
-            # transaction that holds the ledger lock, so the two locks cannot deadlock).
-            seated = [x.bot_id for x in seats.values()]
-            s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
-            paused = bot_service.judge_matches(app, s, seated)
-            if paused:
-                log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
-            tell_forfeits(app, s, match_id, moved.ruleset, rated, seats.values())
-            # The family's ledger lock serialises every finish of the family: taken only
-            # now, after the writes that concern this match alone, so concurrent finishes
-            # overlap in those.  The result is inserted under it, so results are numbered in
-            # the order their ratings are applied (what ``arena ratings --check`` replays).
-            family = lock_family(s, match_family)
-            row = MatchResult(
-                match_id=match_id,
-                family=match_family,
-                created_at=now,
-                totals=result.totals,
-                log_gz=log_gz,
-            )
-            s.add(row)
-            s.flush()
-            # A rotation of a ladder duplicate set moves no rating until the one that
-            # completes the set, which applies the set's combined result (rating_outcome).
-            outcome = (rating_outcome(s, match_id, float(app.config["ELO_K"]),
-                                      seats=list(seats.values()))
-                       if rated else None)
-            if outcome is not None:
-                apply_result(
-                    s,
-                    family=match_family,
-                    result_id=row.id,
-                    match_id=match_id,
-                    placements=outcome.placements,
-                    initial=float(app.config["ELO_INITIAL"]),
-                    k=outcome.k,
-                )
-            family.results += 1
-    except LeaseLostError:
-        return "lease lost before finishing"
+        return _store_together(app, works)
     except IntegrityError:
-        log.warning("match %s: result already stored; nothing written", match_id)
-        return "duplicate result refused"
-    return "finished"
+        if len(works) > 1:
+            return [outcome for work in works for outcome in store_batch(app, [work])]
+        log.warning("match %s: result already stored; nothing written", works[0][0])
+        return ["duplicate result refused"]
+
+
+def _store_together(app: Flask, works: list[tuple[int, str, FinishedResult]]) -> list[str]:
+    now = utcnow()
+    outcomes = ["lease lost before finishing"] * len(works)
+    own: list[tuple[int, _Own]] = []
+    try:
+        with get_db(app).begin() as s:
+            for i, (match_id, token, result) in enumerate(works):
+                try:  # (a lost lease is found by the first statement: nothing written)
+                    own.append((i, _own_writes(app, s, match_id, token, result, now)))
+                except LeaseLostError:
+                    continue
+            if not own:
+                raise LeaseLostError()
+            # The families' ledger locks serialise every finish of a family: taken only
+            # now, after the writes that concern each match alone, so concurrent batches
+            # overlap in those (in name order: two batches never wait for each other's).
+            families = {name: lock_family(s, name) for name in sorted({o.family for _, o in own})}
+            for i, o in own:
+                _ledger_writes(app, s, o, families[o.family], now)
+                outcomes[i] = "finished"
+    except LeaseLostError:
+        pass
+    return outcomes
+
+
+def _own_writes(app: Flask, s: Session, match_id: int, token: str, result: FinishedResult,
+                now: dt.datetime) -> _Own:
+    """A match's writes that no other match's wait for: ``finished`` under our lease, its
+    seats' standings, its bots' idle time and health judgement."""
+    moved = s.execute(
+        update(Match)
+        .where(Match.id == match_id, Match.lease_token == token, Match.state == "running")
+        .values(state="finished", finished_at=now, lease_token=None, lease_expires_at=None,
+                error="")
+        .returning(Match.family, Match.rated, Match.ruleset)
+    ).first()
+    if moved is None:
+        raise LeaseLostError()
+    seats = {x.seat: x for x in s.scalars(
+        select(MatchSeat).where(MatchSeat.match_id == match_id))}
+    lat = {x.seat: x for x in result.latency}
+    for st in result.standings:
+        seat = seats[st.seat]
+        seat.rank, seat.score, seat.wins = st.rank, st.score, st.wins
+        seat.strikes, seat.forfeited = st.strikes, st.forfeited
+        if st.seat in lat:
+            x = lat[st.seat]
+            seat.calls, seat.p50_ms, seat.p95_ms, seat.max_ms = (
+                x.calls, x.p50_ms, x.p95_ms, x.max_ms)
+    s.flush()
+    # The bots' idle time and health judgement concern the ledger no more than the seats
+    # do: written before the ledger lock (no transaction locks a bot row while it holds the
+    # ledger lock, so the two cannot deadlock).
+    seated = [x.bot_id for x in seats.values()]
+    s.execute(update(Bot).where(Bot.id.in_(seated)).values(idle_since=now))
+    paused = bot_service.judge_matches(app, s, seated)
+    if paused:
+        log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
+    tell_forfeits(app, s, match_id, moved.ruleset, moved.rated, seats.values())
+    return _Own(match_id, moved.family, moved.rated, list(seats.values()), result)
+
+
+def _ledger_writes(app: Flask, s: Session, own: _Own, family: RatingFamily,
+                   now: dt.datetime) -> None:
+    """Under the family's lock: the result, inserted there so that results are numbered in
+    the order their ratings are applied (what ``arena ratings --check`` replays), the
+    ratings and their events."""
+    row = MatchResult(match_id=own.match_id, family=own.family, created_at=now,
+                      totals=own.result.totals, log_gz=own.result.log_gz)
+    s.add(row)
+    s.flush()
+    # A rotation of a ladder duplicate set moves no rating until the one that completes
+    # the set, which applies the set's combined result (rating_outcome).
+    outcome = (rating_outcome(s, own.match_id, float(app.config["ELO_K"]), seats=own.seats)
+               if own.rated else None)
+    if outcome is not None:
+        apply_result(s, family=own.family, result_id=row.id, match_id=own.match_id,
+                     placements=outcome.placements, initial=float(app.config["ELO_INITIAL"]),
+                     k=outcome.k)
+    family.results += 1
 
 
 def tell_forfeits(app: Flask, s: Session, match_id: int, ruleset: str, rated: bool,

@@ -94,9 +94,11 @@ def seat_order(bot_ids: Sequence[int], seat_counts: dict[tuple[int, int], int],
 
 
 def idle_candidates(s: Session, family: str, initial: float) -> list[Candidate]:
+    """Every idle active bot, with its rating in ``family``: plain columns, not ORM objects
+    (at 100,000 bots a round reads them all)."""
     busy = select(MatchSeat.bot_id).join(Match).where(Match.state.in_(("queued", "running")))
-    bots = s.scalars(
-        select(Bot).where(
+    bots = s.execute(
+        select(Bot.id, Bot.url, Bot.idle_since).where(
             Bot.deleted_at.is_(None),
             Bot.owner_paused.is_(False),
             Bot.health_paused.is_(False),
@@ -165,14 +167,18 @@ def create_round(app: Flask, *, max_matches: int | None = None,
             Match.id.not_in(select(LadderSetMatch.match_id)
                             .where(LadderSetMatch.rotation > 0))))
         taken: set[int] = set()
+        # Each family's idle bots, read once a round: within it they change only by the
+        # bots this round seats (``taken``), and a read is every active bot.
+        idle: dict[str, list[Candidate]] = {}
         for i in range(limit):
             ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
             rules = find_ruleset(ruleset)
             if created and len(created) + (rules.players if duplicate else 1) > limit:
                 break
             family = family_of(ruleset)
-            pool = [c for c in idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
-                    if c.bot_id not in taken]
+            if family not in idle:
+                idle[family] = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
+            pool = [c for c in idle[family] if c.bot_id not in taken]
             table = pick_table(pool, rules.players, float(cfg["LADDER_WAIT_WEIGHT"]), rng)
             if table is None:
                 break
