@@ -59,14 +59,29 @@ def outcome_labels(fault: str | None) -> tuple[str, str]:
     return OUTCOME_CLASSES.get(fault, "failed"), fault if known else "other"
 
 
+_CHILDREN: dict[tuple[int, tuple[str, ...]], Any] = {}
+"""Each metric's child for a set of label values, looked up once: ``labels()`` takes a lock
+and builds a key on every call, and a worker records a few calls per move.  Bounded: the
+labels come from the fixed sets above."""
+
+
+def child(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, remembered (the metrics live as long as the process)."""
+    key = (id(metric), labels)
+    found = _CHILDREN.get(key)
+    if found is None:
+        found = _CHILDREN[key] = metric.labels(*labels)
+    return found
+
+
 def observe_call(call: str, reply: Reply, deadline_s: float, *, count: bool) -> None:
     """Record one call's latency, its overshoot if it timed out, and (``count``) its
     outcome."""
-    metrics.BOT_CALL_SECONDS.labels(call).observe(reply.latency_s)
+    child(metrics.BOT_CALL_SECONDS, call).observe(reply.latency_s)
     if reply.fault == TIMEOUT:
-        metrics.DEADLINE_OVERSHOOT.labels(call).observe(max(0.0, reply.latency_s - deadline_s))
+        child(metrics.DEADLINE_OVERSHOOT, call).observe(max(0.0, reply.latency_s - deadline_s))
     if count:
-        metrics.BOT_CALLS.labels(call, *outcome_labels(reply.fault)).inc()
+        child(metrics.BOT_CALLS, call, *outcome_labels(reply.fault)).inc()
 
 
 class _Metered(Player):
@@ -118,7 +133,7 @@ class CallMeter:
     def on_turn(self, turn: TurnRecord) -> None:
         if turn.fault == FORFEITED or turn.latency_ms is None:
             return  # the bot was not called
-        metrics.BOT_CALLS.labels("move", *outcome_labels(turn.fault)).inc()
+        child(metrics.BOT_CALLS, "move", *outcome_labels(turn.fault)).inc()
         before = self.bank.get(turn.seat, self.full_bank)
         self.bank[turn.seat] = turn.bank_ms
         if turn.bank_ms < before:

@@ -63,7 +63,15 @@ from arena.bots import service as bot_service
 from arena.bots.call_metrics import CallMeter
 from arena.bots.calls import CallRecorder
 from arena.core import bookkeeping, logs, metrics
-from arena.core.models import Bot, Match, MatchResult, MatchSeat, RatingFamily, utcnow
+from arena.core.models import (
+    Bot,
+    LadderSetMatch,
+    Match,
+    MatchResult,
+    MatchSeat,
+    RatingFamily,
+    utcnow,
+)
 from arena.core.queue import get_queue
 from arena.core.signing import Signing, signing_for
 from arena.core.storage import get_db
@@ -72,7 +80,13 @@ from arena.notify import delivery as webhook_delivery
 from arena.notify import events
 from arena.play import challenges, reseed
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
-from arena.play.ratings import apply_result, lock_family, rating_outcome
+from arena.play.ratings import (
+    SET_UNKNOWN,
+    apply_result,
+    lock_family,
+    locked_ratings,
+    rating_outcome,
+)
 from referee import find_ruleset
 from referee.runner.match import Limits, MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
@@ -652,8 +666,8 @@ def _store_together(app: Flask, works: list[tuple[int, str, FinishedResult]]) ->
             # now, after the writes that concern each match alone, so concurrent batches
             # overlap in those (in name order: two batches never wait for each other's).
             families = {name: lock_family(s, name) for name in sorted({o.family for _, o in own})}
-            for i, o in own:
-                _ledger_writes(app, s, o, families[o.family], now)
+            _ledger_writes(app, s, [o for _, o in own], families, now)
+            for i, _ in own:
                 outcomes[i] = "finished"
     except LeaseLostError:
         pass
@@ -697,24 +711,38 @@ def _own_writes(app: Flask, s: Session, match_id: int, token: str, result: Finis
     return _Own(match_id, moved.family, moved.rated, list(seats.values()), result)
 
 
-def _ledger_writes(app: Flask, s: Session, own: _Own, family: RatingFamily,
-                   now: dt.datetime) -> None:
-    """Under the family's lock: the result, inserted there so that results are numbered in
-    the order their ratings are applied (what ``arena ratings --check`` replays), the
-    ratings and their events."""
-    row = MatchResult(match_id=own.match_id, family=own.family, created_at=now,
-                      totals=own.result.totals, log_gz=own.result.log_gz)
-    s.add(row)
+def _ledger_writes(app: Flask, s: Session, owns: list[_Own],
+                   families: dict[str, RatingFamily], now: dt.datetime) -> None:
+    """Under the families' locks: the results, then the ratings and their events, a few
+    statements for the whole batch.  The results are inserted under the lock and their
+    ratings applied in the order of their ids, so results are numbered in the order their
+    ratings are applied (what ``arena ratings --check`` replays)."""
+    rows = [MatchResult(match_id=o.match_id, family=o.family, created_at=now,
+                        totals=o.result.totals, log_gz=o.result.log_gz) for o in owns]
+    s.add_all(rows)
     s.flush()
-    # A rotation of a ladder duplicate set moves no rating until the one that completes
-    # the set, which applies the set's combined result (rating_outcome).
-    outcome = (rating_outcome(s, own.match_id, float(app.config["ELO_K"]), seats=own.seats)
-               if own.rated else None)
-    if outcome is not None:
-        apply_result(s, family=own.family, result_id=row.id, match_id=own.match_id,
-                     placements=outcome.placements, initial=float(app.config["ELO_INITIAL"]),
-                     k=outcome.k)
-    family.results += 1
+    applied = sorted(zip(rows, owns, strict=True), key=lambda x: x[0].id)
+    in_sets = set(s.scalars(select(LadderSetMatch.match_id)
+                            .where(LadderSetMatch.match_id.in_([o.match_id for o in owns]))))
+    # Every rating row these results move, locked in one statement per family.
+    moved: dict[str, set[int]] = {}
+    for o in owns:
+        if o.rated and o.match_id not in in_sets:
+            moved.setdefault(o.family, set()).update(x.bot_id for x in o.seats)
+    locked = {family: locked_ratings(s, family, sorted(ids)) for family, ids in moved.items()}
+    k, initial = float(app.config["ELO_K"]), float(app.config["ELO_INITIAL"])
+    for row, o in applied:
+        # A rotation of a ladder duplicate set moves no rating until the one that
+        # completes the set, which applies the set's combined result (rating_outcome).
+        outcome = None
+        if o.rated:
+            outcome = rating_outcome(s, o.match_id, k, seats=o.seats, set_id=(
+                SET_UNKNOWN if o.match_id in in_sets else None))
+        if outcome is not None:
+            apply_result(s, family=o.family, result_id=row.id, match_id=o.match_id,
+                         placements=outcome.placements, initial=initial, k=outcome.k,
+                         rows=locked.get(o.family) if o.match_id not in in_sets else None)
+        families[o.family].results += 1
 
 
 def tell_forfeits(app: Flask, s: Session, match_id: int, ruleset: str, rated: bool,

@@ -91,15 +91,22 @@ class Outcome:
     k: float
 
 
+SET_UNKNOWN = -1
+"""``rating_outcome``'s ``set_id`` when the caller does not know the match's set."""
+
+
 def rating_outcome(s: Session, match_id: int, k: float,
-                   seats: Sequence[MatchSeat] | None = None) -> Outcome | None:
+                   seats: Sequence[MatchSeat] | None = None,
+                   set_id: int | None = SET_UNKNOWN) -> Outcome | None:
     """What the finished, rated match ``match_id`` (its seats' results and its result row
     written) applies to the ratings: its own ranks with factor ``k``.  A rotation of a ladder
     duplicate set applies nothing, except the one that completes the set, which applies the
     set's combined result with ``k`` times its rotations (:mod:`arena.play.duplicate_sets`).
     The finish and :func:`recompute` both ask here; ``seats``: the match's seats, when the
-    caller holds them already (the finish, which just wrote their ranks)."""
-    set_id = duplicate_sets.set_of(s, match_id)
+    caller holds them already (the finish, which just wrote their ranks), and ``set_id``
+    None when it knows the match is in no duplicate set."""
+    if set_id == SET_UNKNOWN:
+        set_id = duplicate_sets.set_of(s, match_id)
     if set_id is None:
         if seats is None:
             seats = s.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)).all()
@@ -120,17 +127,16 @@ def apply_result(
     placements: Sequence[Placement],
     initial: float,
     k: float,
+    rows: dict[int, Rating] | None = None,
 ) -> list[RatingEvent]:
     """Apply one result to the stored ratings (in the caller's transaction, which holds the
     family lock) and record the events.  The ``(match_id, bot_id)`` unique constraint on the
-    events makes a second application fail instead of counting twice."""
+    events makes a second application fail instead of counting twice.  ``rows``: the
+    family's rating rows of these bots, when the caller locked them already
+    (:func:`locked_ratings`; a bot's new row is added to it)."""
     bots = combine(placements)
-    # Every seat's rating row locked in one statement (in bot order), not one per bot.
-    rows: dict[int, Rating] = {r.bot_id: r for r in s.scalars(
-        select(Rating).where(Rating.family == family,
-                             Rating.bot_id.in_([p.bot_id for p in bots]))
-        .order_by(Rating.bot_id).with_for_update()
-        .execution_options(populate_existing=True))}
+    if rows is None:
+        rows = locked_ratings(s, family, [p.bot_id for p in bots])
     for p in bots:
         row = rows.get(p.bot_id)
         if row is None:
@@ -159,6 +165,14 @@ def apply_result(
         s.add(ev)
         events.append(ev)
     return events
+
+
+def locked_ratings(s: Session, family: str, bot_ids: Sequence[int]) -> dict[int, Rating]:
+    """The family's rating rows of ``bot_ids``, locked in one statement (in bot order)."""
+    return {r.bot_id: r for r in s.scalars(
+        select(Rating).where(Rating.family == family, Rating.bot_id.in_(sorted(set(bot_ids))))
+        .order_by(Rating.bot_id).with_for_update()
+        .execution_options(populate_existing=True))}
 
 
 def lock_family(s: Session, family: str) -> RatingFamily:

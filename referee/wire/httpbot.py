@@ -92,6 +92,8 @@ remembers its id to refuse replays) must not refuse the second.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import ipaddress
 import json
 import os
@@ -659,7 +661,10 @@ class BotClient:
         self.error_body_max = min(error_body_max, max_body)
         self._secrets: tuple[bytes, ...] = (secret,) if secret is not None else tuple(secrets)
         self._signer = Signer(self._secrets)
-        self._legacy_v1 = legacy_v1
+        self._legacy_v1 = legacy_v1 and bool(self._secrets)
+        self._v1_mac = hmac.new(self._secrets[0] if self._secrets else b"",
+                                digestmod=hashlib.sha256)
+        """Version 1's HMAC state under the first secret (``sign()``), copied per call."""
         self._resolver = resolver
         self._ca_bundle = ca_bundle
         self._pool_maxsize = pool_maxsize
@@ -827,9 +832,10 @@ class BotClient:
             _REQUEST_ID_LINE, request_id.encode("ascii"), b"\r\n",
             _SIGNATURES_LINE, value.encode("ascii"), b"\r\n",
         ))
-        if self._legacy_v1:
-            v1 = sign(self._secrets[0], timestamp, body)
-            lines += _SIGNATURE_LINE + v1.encode("ascii") + b"\r\n"
+        if self._legacy_v1:  # sign()'s value, from the key's HMAC state computed once
+            mac = self._v1_mac.copy()
+            mac.update(timestamp.encode("ascii") + b"." + body)
+            lines += _SIGNATURE_LINE + b"sha256=" + mac.hexdigest().encode("ascii") + b"\r\n"
         return lines
 
     def _send_with_retry(
