@@ -636,17 +636,33 @@ class _Own:
     result: FinishedResult
 
 
-def store_batch(app: Flask, works: list[tuple[int, str, FinishedResult]]) -> list[str]:
+def store_batch(app: Flask,
+                works: list[tuple[int, str, FinishedResult]]) -> list[str | Exception]:
     """Store finished matches in one transaction (:mod:`arena.jobs.ledger`): an outcome per
-    match.  A batch whose ledger writes are refused (a result stored already) is stored
-    again one match per transaction, so the refusal undoes that match's writes alone."""
+    match, or the error its store raised.  A batch that fails for any reason but the
+    database's (a result stored already, a match whose data does not fit) is stored again
+    one match per transaction, so the failure is that match's alone; a database that does
+    not answer fails the batch (every match's store tries again, :func:`store_patiently`)."""
     try:
-        return _store_together(app, works)
-    except IntegrityError:
+        return list(_store_together(app, works))
+    except DATABASE_DOWN:
+        raise
+    except Exception as exc:
         if len(works) > 1:
-            return [outcome for work in works for outcome in store_batch(app, [work])]
-        log.warning("match %s: result already stored; nothing written", works[0][0])
-        return ["duplicate result refused"]
+            return [_store_alone(app, work) for work in works]
+        if isinstance(exc, IntegrityError):
+            log.warning("match %s: result already stored; nothing written", works[0][0])
+            return ["duplicate result refused"]
+        raise
+
+
+def _store_alone(app: Flask, work: tuple[int, str, FinishedResult]) -> str | Exception:
+    try:
+        return store_batch(app, [work])[0]
+    except DATABASE_DOWN:
+        raise
+    except Exception as exc:  # this match's own error, raised in its own job's thread
+        return exc
 
 
 def _store_together(app: Flask, works: list[tuple[int, str, FinishedResult]]) -> list[str]:

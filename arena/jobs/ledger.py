@@ -56,9 +56,10 @@ class Pending:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-StoreBatch = Callable[[list[Any]], list[str]]
-"""Stores a batch in one transaction: an outcome per item, in order; raises if the
-transaction failed as a whole (then every item's finish sees that error)."""
+StoreBatch = Callable[[list[Any]], list[Any]]
+"""Stores a batch in one transaction: an outcome per item, in order (an exception: that
+item's error, raised in its own thread); raises if the batch failed as a whole (then every
+item's finish sees that error)."""
 
 
 class Batcher:
@@ -105,7 +106,10 @@ class Batcher:
                     p.error = exc
             else:
                 for p, outcome in zip(batch, outcomes, strict=True):
-                    p.outcome = outcome
+                    if isinstance(outcome, BaseException):
+                        p.error = outcome
+                    else:
+                        p.outcome = outcome
             for p in batch:
                 p.done.set()
 

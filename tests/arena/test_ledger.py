@@ -212,3 +212,20 @@ def test_a_batch_holds_at_most_max_batch(n: int) -> None:
     for t in threads:
         t.join(10)
     assert sum(sizes) == n and max(sizes) <= MAX_BATCH
+
+
+@both_backends
+def test_a_match_whose_store_fails_fails_alone(app: Flask) -> None:
+    a, b = running_matches(app, 2)
+    with get_db(app).begin() as s:  # b's data does not fit its result: a seat is missing
+        s.execute(MatchSeat.__table__.delete().where(MatchSeat.match_id == b,
+                                                     MatchSeat.seat == 3))
+    with app.app_context():
+        outcomes = bodies.store_batch(app, [(a, f"token-{a}", played(1)),
+                                            (b, f"token-{b}", played(2))])
+    assert outcomes[0] == "finished" and isinstance(outcomes[1], KeyError)
+    with get_db(app).begin() as s:
+        assert s.get(Match, a).state == "finished"  # type: ignore[union-attr]
+        assert s.get(Match, b).state == "running"  # type: ignore[union-attr]
+        assert check(s, "classic", initial=1500.0, k=32.0) == []
+    assert stored(app) == (1, 4)
