@@ -64,8 +64,13 @@ def tournament_key(prefix: str, tournament_id: int) -> str:
     return f"{prefix}:tournament:{tournament_id}"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+"""One encoder for every event (``json.dumps`` with options builds one per call, and a
+worker publishes an event per move)."""
+
+
 def encode(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 class LivePublisher:
