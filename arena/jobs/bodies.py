@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from flask import Flask, current_app
 from sqlalchemy import and_, or_, select, update
@@ -723,7 +723,7 @@ def _own_writes(app: Flask, s: Session, match_id: int, token: str, result: Finis
     paused = bot_service.judge_matches(app, s, seated)
     if paused:
         log.info("match %s: paused bots %s (forfeits or faults)", match_id, paused)
-    tell_forfeits(app, s, match_id, moved.ruleset, moved.rated, seats.values())
+    tell_forfeits(app, s, MatchFacts(match_id, moved.ruleset, moved.rated), seats.values())
     return _Own(match_id, moved.family, moved.rated, list(seats.values()), result)
 
 
@@ -761,14 +761,22 @@ def _ledger_writes(app: Flask, s: Session, owns: list[_Own],
         families[o.family].results += 1
 
 
-def tell_forfeits(app: Flask, s: Session, match_id: int, ruleset: str, rated: bool,
+class MatchFacts(NamedTuple):
+    """What :func:`tell_forfeits` says of a match (the finish reads no ``Match`` row)."""
+
+    id: int
+    ruleset: str
+    rated: bool
+
+
+def tell_forfeits(app: Flask, s: Session, match: Match | MatchFacts,
                   seats: Iterable[MatchSeat]) -> None:
     """``match.forfeited`` to the owner of each bot that forfeited, sent once the finishing
     transaction commits (a finish that rolls back tells nobody)."""
     for seat in sorted(seats, key=lambda x: x.seat):
         if seat.forfeited:
             events.emit(app, s, "match.forfeited", bot_ids=[seat.bot_id], data={
-                "match": {"id": match_id, "ruleset": ruleset, "rated": rated},
+                "match": {"id": match.id, "ruleset": match.ruleset, "rated": match.rated},
                 "seat": seat.seat, "strikes": seat.strikes})
 
 
