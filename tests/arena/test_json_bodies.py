@@ -71,7 +71,9 @@ def json_routes(app: Flask) -> list[tuple[str, str]]:
         if not rule.rule.startswith("/api/"):
             continue
         for method in sorted((rule.methods or set()) & {"POST", "PATCH", "PUT"}):
-            path = rule.rule.replace("<id:bot_id>", "1").replace("<id:tournament_id>", "1")
+            path = rule.rule
+            for name in ("bot_id", "tournament_id", "webhook_id", "challenge_id", "token_id"):
+                path = path.replace(f"<id:{name}>", "1")
             assert "<" not in path, f"add a value for {path}"
             out.append((method, path))
     return sorted(out)

@@ -175,7 +175,8 @@ def bodies_of(resp: Any) -> list[tuple[str, str]]:
 def public_gets(app: Flask, world: World) -> list[str]:
     """Every GET route, each parameter filled with every real id (and a missing one)."""
     values = {"bot_id": [*world.bot_ids, 999_999], "match_id": [*world.match_ids, 999_999],
-              "tournament_id": [world.tournament_id, 999_999], "webhook_id": [1, 999_999]}
+              "tournament_id": [world.tournament_id, 999_999], "webhook_id": [1, 999_999],
+              "challenge_id": [1, 999_999]}
     queries = {"matches.match_log": ["", "?format=json", "?format=jsonl"],
                "bots.list_bots": ["", "?status=active", "?status=unhealthy", "?limit=100"],
                "matches.list_matches": ["", "?state=finished", "?limit=100"],

@@ -169,10 +169,13 @@ def seed(app: Flask, n: int) -> Seeded:
             finish_directly(app, m, log_gz, totals, rng)
         service.advance(app, tid)
     with db.begin() as s:  # a few tables being played now (the "live now" pages)
-        # The newest queued ones, except the Swiss round's (the tests finish one of those).
+        # The newest queued ones, except the Swiss round's (the tests finish one of those)
+        # and the busy bot's (the match list's filters need some of its queued ones).
         swiss = select(TournamentMatch.match_id).where(TournamentMatch.tournament_id == tid)
+        busy_seats = select(MatchSeat.match_id).where(MatchSeat.bot_id == busy)
         running = list(s.scalars(select(Match.id).where(Match.state == "queued",
-                                                        Match.id.not_in(swiss))
+                                                        Match.id.not_in(swiss),
+                                                        Match.id.not_in(busy_seats))
                                  .order_by(Match.id.desc()).limit(3)))
         s.execute(update(Match).where(Match.id.in_(running))
                   .values(state="running", started_at=utcnow()))
