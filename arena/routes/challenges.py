@@ -35,6 +35,7 @@ from arena.core.storage import session
 from arena.play import challenges
 from arena.web import owners
 from arena.web.errors import ApiError
+from arena.web.idempotency import idempotent
 from arena.web.limits import limited
 from arena.web.openapi import operation, page
 from arena.web.shapes import responses as out
@@ -117,6 +118,7 @@ def _fresh(challenge_id: int) -> Challenge:
 
 @bp.post("/api/challenges")
 @limited("challenges")
+@idempotent
 @operation("Challenge: play one of your bots now against bots you name, or a random set near "
            "its rating (the owner's token, an account token with bots:write, or the "
            "operator's)", {202: (out.Challenge, "made (Location: its page); its match starts "

@@ -33,8 +33,9 @@ from arena.core.storage import session
 from arena.core.webhook_models import EVENTS, Webhook, WebhookDelivery
 from arena.notify import webhooks
 from arena.notify.webhooks import Owner
-from arena.web import welcome
+from arena.web import idempotency, welcome
 from arena.web.errors import ApiError, error_response
+from arena.web.idempotency import idempotent
 from arena.web.limits import limited
 from arena.web.openapi import operation, page
 from arena.web.shapes import from_query
@@ -123,6 +124,7 @@ def owned_hook(webhook_id: int, scope: str) -> tuple[Owner, Webhook]:
 
 @bp.post("/api/webhooks")
 @limited("bot_owner")
+@idempotent(secrets=("secret",))
 @operation("Register a webhook: the owner's events are POSTed to it, signed (the secret is "
            "shown once)", {201: (out.WebhookCreated, "registered")}, body=NewWebhook,
            auth="owner", errors={409: "WEBHOOKS_PER_OWNER reached",
@@ -147,11 +149,10 @@ def create_webhook() -> Response:
     except webhooks.TooManyWebhooksError as exc:
         s.rollback()
         raise ApiError(409, "too_many_webhooks", str(exc)) from None
-    s.commit()
     resp = jsonify({**webhook_json(hook), "secret": secret})
     resp.status_code = 201
     resp.headers["Location"] = url_for("webhooks.webhook_deliveries", webhook_id=hook.id)
-    return _no_store(resp)
+    return idempotency.commit(s, _no_store(resp))  # the webhook and its answer, together
 
 
 @bp.get("/api/webhooks")
@@ -181,6 +182,7 @@ def delete_webhook(webhook_id: int) -> tuple[str, int]:
 
 @bp.post("/api/webhooks/<id:webhook_id>/test")
 @limited("webhook_test")
+@idempotent
 @operation("Send a test event (webhook.test) to the webhook: a worker sends it",
            {202: (out.WebhookDelivery, "queued: poll the deliveries")}, body=Empty,
            body_required=False, auth="owner", errors={404: "no such webhook of yours"})
@@ -189,10 +191,11 @@ def test_webhook(webhook_id: int) -> Response:
     owner, hook = owned_hook(webhook_id, WRITE)
     s = session()
     row = webhooks.send_test(app_object(), s, owner, hook)
-    s.commit()  # the job is enqueued after this commit (arena.notify.events)
     resp = jsonify(delivery_json(row))
     resp.status_code = 202
-    return _no_store(resp)
+    # The delivery and its answer in one commit; the job is enqueued after it
+    # (arena.notify.events).
+    return idempotency.commit(s, _no_store(resp))
 
 
 @bp.get("/api/webhooks/<id:webhook_id>/deliveries")
@@ -290,20 +293,21 @@ def webhooks_create() -> Response | WerkzeugResponse:
     return _page(account, new_secret=(hook.id, secret))
 
 
-def _form_hook(webhook_id: int) -> tuple[Account | None, Webhook | None, Response | None]:
+def _form_hook(webhook_id: int) -> tuple[Account, Webhook] | Response | WerkzeugResponse:
     """The signed-in account and its webhook ``webhook_id`` for a form, or the answer to give
-    instead (signed out: None for all, the caller redirects)."""
+    instead: the sign-in page when signed out, 403 for a form from elsewhere, 404 for a
+    webhook that is not the account's."""
     s = session()
     account = sessions.current(s)
     if account is None:
-        return None, None, None
+        return _to_sign_in()
     if not csrf_ok():
-        return account, None, _page(account, status=403, errors=[FORM_EXPIRED])
+        return _page(account, status=403, errors=[FORM_EXPIRED])
     hook = webhooks.find(s, Owner(account_id=account.id), webhook_id)
     if hook is None:
-        return account, None, error_response(404, "not_found", f"no webhook {webhook_id}",
-                                             page_message=f"there is no webhook {webhook_id}")
-    return account, hook, None
+        return error_response(404, "not_found", f"no webhook {webhook_id}",
+                              page_message=f"there is no webhook {webhook_id}")
+    return account, hook
 
 
 @bp.post("/account/webhooks/<id:webhook_id>/test")
@@ -312,12 +316,10 @@ def _form_hook(webhook_id: int) -> tuple[Account | None, Webhook | None, Respons
       answers={303: (None, "queued: back to the page")},
       errors={403: "the form did not come from this site", 404: "no such webhook of yours"})
 def webhooks_test(webhook_id: int) -> Response | WerkzeugResponse:
-    account, hook, refusal = _form_hook(webhook_id)
-    if account is None:
-        return _to_sign_in()
-    if refusal is not None or hook is None:
-        assert refusal is not None
-        return refusal
+    found = _form_hook(webhook_id)
+    if not isinstance(found, tuple):
+        return found
+    account, hook = found
     s = session()
     webhooks.send_test(app_object(), s, Owner(account_id=account.id), hook)
     s.commit()
@@ -330,12 +332,10 @@ def webhooks_test(webhook_id: int) -> Response | WerkzeugResponse:
       answers={303: (None, "deleted: back to the page")},
       errors={403: "the form did not come from this site", 404: "no such webhook of yours"})
 def webhooks_delete(webhook_id: int) -> Response | WerkzeugResponse:
-    account, hook, refusal = _form_hook(webhook_id)
-    if account is None:
-        return _to_sign_in()
-    if refusal is not None or hook is None:
-        assert refusal is not None
-        return refusal
+    found = _form_hook(webhook_id)
+    if not isinstance(found, tuple):
+        return found
+    _, hook = found
     webhooks.delete(hook)
     session().commit()
     return redirect(url_for("webhooks.webhooks_page"), 303)

@@ -393,3 +393,26 @@ def test_a_challenge_played_by_a_worker_process(
     assert all(x["latency"]["calls"] > 0 for x in match["standings"])
     page = client.get(body["url"]).get_data(as_text=True)
     assert f'href="/matches/{body["match_id"]}"' in page
+
+
+@both_backends
+def test_a_retried_challenge_with_its_idempotency_key_makes_one_challenge(
+        app: Flask, client: FlaskClient, sample_bots: dict[str, str]) -> None:
+    """A client that lost the answer retries with the same ``Idempotency-Key``: it gets the
+    first answer again and no second challenge (nor a second match) is made; the same key with
+    another body is refused."""
+    (a, token), *others = bots_with_tokens(client, [sample_bots[n] for n in (
+        "random", "greedy", "planner", "random-2")])
+    headers = {**bearer(token), "Idempotency-Key": "retry-me-1"}
+    body = {"bot": a, "opponents": [b for b, _ in others], "deals": 1}
+    first = client.post("/api/challenges", json=body, headers=headers)
+    assert first.status_code == 202, first.get_json()
+    again = client.post("/api/challenges", json=body, headers=headers)
+    assert again.status_code == 202 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json()
+    other = client.post("/api/challenges", json={**body, "deals": 2}, headers=headers)
+    assert other.status_code == 422, other.get_json()
+    assert other.get_json()["error"]["code"] == "idempotency_key_reused"
+    with get_db(app).begin() as s:
+        assert s.scalar(select(func.count()).select_from(Challenge)) == 1
+        assert s.scalar(select(func.count()).select_from(Match)) == 1

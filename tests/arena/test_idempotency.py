@@ -456,3 +456,29 @@ def test_every_secret_an_idempotent_answer_shows_is_declared(app: Flask) -> None
                 if secret and name not in declared:
                     undeclared.append(f"{rule.rule}: {name}")
     assert not undeclared, f"secrets an anonymous replay would show: {undeclared}"
+
+
+NOT_IDEMPOTENT = {
+    "/api/idempotency-keys": "issues a signed random key and stores nothing: a retry is as good "
+                             "as the first answer",
+    "/api/account/bots/<id:bot_id>/adopt": "sets the bot's account; a retry sets it again and "
+                                           "creates nothing",
+}
+"""The only ``POST /api/...`` routes without ``Idempotency-Key``, with why a blind retry of
+each is harmless."""
+
+
+def test_every_api_post_takes_an_idempotency_key_or_says_why_not(app: Flask) -> None:
+    """A client that lost an answer must be able to retry any ``POST /api/...`` without making
+    a second thing (a webhook, a challenge, a delivery...): every such route is
+    ``@idempotent``, or is listed in NOT_IDEMPOTENT with the reason a retry is harmless."""
+    from arena.web.idempotency import IDEMPOTENT_MARK
+
+    posts = {rule.rule: bool(getattr(app.view_functions[rule.endpoint], IDEMPOTENT_MARK, False))
+             for rule in app.url_map.iter_rules()
+             if "POST" in (rule.methods or ()) and rule.rule.startswith("/api/")}
+    missing = sorted(r for r, marked in posts.items() if not marked and r not in NOT_IDEMPOTENT)
+    assert not missing, f"POST routes a lost answer cannot be retried on: {missing}"
+    stale = sorted(r for r in NOT_IDEMPOTENT if r not in posts or posts[r])
+    assert not stale, f"NOT_IDEMPOTENT names routes that are gone or idempotent now: {stale}"
+

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from arena.bots.bench import bench
 from arena.bots.service import apply_check
@@ -589,3 +589,29 @@ def test_the_webhook_reads_cost_a_fixed_number_of_statements(
     assert all(max(c) - min(c) <= 1 for c in counts.values()), counts
     assert page.count("data-webhook=") == 5
     assert page.count("<tr data-delivery=") == 5 * LOG_LINES
+
+
+def test_a_retry_with_the_same_idempotency_key_makes_one_webhook_and_one_test_event(
+        app: Flask, alice: FlaskClient, client: FlaskClient,
+        receiver: Callable[..., Receiver]) -> None:
+    """The signing secret is shown once: a client that lost that answer retries with its
+    ``Idempotency-Key`` and gets the same webhook and secret again, not a second webhook; a
+    retried "send test event" queues one delivery."""
+    token = make_token(alice, "rw", RW)
+    headers = {**bearer(token), "Idempotency-Key": "hook-retry-1"}
+    body = {"url": receiver().url()}
+    first = client.post("/api/webhooks", json=body, headers=headers)
+    assert first.status_code == 201, first.get_json()
+    again = client.post("/api/webhooks", json=body, headers=headers)
+    assert again.status_code == 201 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json() and len(first.get_json()["secret"]) == 43
+    assert again.headers["Cache-Control"] == "no-store"
+    hook_id = first.get_json()["id"]
+    with get_db(app).begin() as s:
+        assert s.scalar(select(func.count()).select_from(Webhook)) == 1
+    test_headers = {**bearer(token), "Idempotency-Key": "hook-test-1"}
+    sent = client.post(f"/api/webhooks/{hook_id}/test", headers=test_headers)
+    assert sent.status_code == 202, sent.get_json()
+    resent = client.post(f"/api/webhooks/{hook_id}/test", headers=test_headers)
+    assert resent.status_code == 202 and resent.get_json() == sent.get_json()
+    assert len(deliveries_of(app, hook_id)) == 1 and len(queued_jobs(app)) == 1
