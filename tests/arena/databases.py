@@ -108,6 +108,7 @@ class PgDatabases:
         self._spare: str | None = None  # an emptied copy, ready for the next test
         self._schema: tuple[str, list[tuple[str, ...]]] | None = None  # the template's
         self.reused = 0  # copies handed out again (bench/db_setup.py, the tests of this)
+        self._handouts = itertools.count(1)
 
     def _execute(self, *statements: str) -> None:
         import psycopg
@@ -132,17 +133,22 @@ class PgDatabases:
         self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def copy(self) -> tuple[str, str]:
-        """A test's own migrated database: (name, SQLAlchemy URL)."""
+        """A test's own migrated database: (name, SQLAlchemy URL).  The URL is the test's
+        own even when the database is an emptied one: it names the hand-out
+        (``application_name``), so what a process keeps per ``DATABASE_URL`` (the rendered
+        tournament pages, say) is never another test's."""
         if self._spare is not None:
             name, self._spare = self._spare, None
             self.reused += 1
-            return name, sqlalchemy_url(self.admin, name)
-        if not self._migrated:
-            migrate(self.create(self.template))
-            self._schema = self._state(self.template)
-            self._migrated = True
-        name = f"{self.prefix}_{next(self._numbers)}"
-        return name, self.create(name, template=self.template)
+        else:
+            if not self._migrated:
+                migrate(self.create(self.template))
+                self._schema = self._state(self.template)
+                self._migrated = True
+            name = f"{self.prefix}_{next(self._numbers)}"
+            self.create(name, template=self.template)
+        return name, f"{sqlalchemy_url(self.admin, name)}?application_name={name}-" \
+                     f"{next(self._handouts)}"
 
     def release(self, name: str) -> None:
         """The test is done with its copy: empty it for the next test, or drop it when an
