@@ -1,4 +1,5 @@
-"""Suite-wide rules: tests reach loopback only (tests/loopback_only/loopback_guard.py)."""
+"""Suite-wide rules: tests reach loopback only (tests/loopback_only/loopback_guard.py); under
+xdist the longest tests start first (tests/scheduling.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ GUARD_DIR = Path(__file__).resolve().parent / "loopback_only"
 sys.path.insert(0, str(GUARD_DIR))
 
 import loopback_guard  # noqa: E402
+import pytest  # noqa: E402
+
+from tests import scheduling  # noqa: E402
 
 os.environ[loopback_guard.ENV_FLAG] = "1"
 # One prefix for RQ's keys in every test process and the workers they start (RQ reads it
@@ -20,3 +24,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(GUARD_DIR), os.environ.get("PYTHONPATH", "")) if p
 )
 loopback_guard.install()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (``make test``), hand the recorded long tests out first, longest first
+    (tests/scheduling.py): every worker sorts its identical collection the same way."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = scheduling.longest_first(items, scheduling.load())

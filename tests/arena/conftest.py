@@ -6,8 +6,9 @@
   test gets its own queue name.
 * **PostgreSQL**: ``ARENA_TEST_PG_URL`` or 127.0.0.1:5432 (users root, then postgres; trust
   auth).  Each test process migrates a template database ``arena_test_<random>_template``
-  once, and every test gets a copy of it (``CREATE DATABASE ... TEMPLATE``), dropped after
-  the test; on SQLite, a copy of a migrated file (tests/arena/databases.py).  The migration
+  once, and every test gets a copy of it (``CREATE DATABASE ... TEMPLATE``), emptied in place
+  for the process's next test after it when that provably equals a new copy, else dropped;
+  on SQLite, a copy of a migrated file (tests/arena/databases.py).  The migration
   tests take an empty database instead (``empty_database_url``).  Tests that need PostgreSQL
   are marked ``postgres`` and skip, saying why, when the server is unreachable.
 * **Bots**: real sample bots (``python -m sample_bots.NAME``) on loopback ports, started once
@@ -170,12 +171,13 @@ both_backends = pytest.mark.parametrize("backend", _backends(), indirect=True)
 @pytest.fixture
 def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The test's own database, migrated to the newest revision: a copy of the process's
-    template (the migrations ran once, not per test)."""
+    template (the migrations ran once, not per test); on PostgreSQL, possibly the previous
+    test's copy emptied back to that (``PgDatabases.release``)."""
     if backend == "postgres":
         dbs: PgDatabases = request.getfixturevalue("pg_databases")
         name, url = dbs.copy()
         yield url
-        dbs.drop(name)
+        dbs.release(name)
     else:
         template: Path = request.getfixturevalue("sqlite_template_path")
         yield sqlite_copy(template, tmp_path / "arena.sqlite3")
