@@ -43,6 +43,7 @@ from arena.core.storage import get_db
 from referee import find_ruleset
 
 from .duplicate_sets import FORMATS, rotations
+from .ladder_pool import IdlePool
 from .matches import create_match, default_limits, enqueue_match
 
 
@@ -59,27 +60,9 @@ class Candidate:
 def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
                rng: random.Random) -> list[Candidate] | None:
     """The anchor (longest wait) and its ``seats - 1`` preferred opponents, never two
-    candidates with one endpoint (None when there are not enough distinct ones)."""
-    if len(candidates) < seats:
-        return None
-    pool = sorted(candidates, key=lambda c: (-c.waited_s, c.bot_id))
-    anchor, rest = pool[0], pool[1:]
-    jitter = {c.bot_id: rng.random() for c in rest}
-
-    def cost(c: Candidate) -> tuple[float, float]:
-        return (abs(c.rating - anchor.rating) - wait_weight * c.waited_s, jitter[c.bot_id])
-
-    table = [anchor]
-    seen = {anchor.endpoint or f"#{anchor.bot_id}"}
-    for c in sorted(rest, key=cost):
-        key = c.endpoint or f"#{c.bot_id}"
-        if key in seen:
-            continue
-        table.append(c)
-        seen.add(key)
-        if len(table) == seats:
-            return table
-    return None
+    candidates with one endpoint (None when there are not enough distinct ones).  A round
+    makes many tables from one :class:`IdlePool`; this is one table of a pool of its own."""
+    return IdlePool(candidates, wait_weight, rng).pick(seats)
 
 
 def seat_order(bot_ids: Sequence[int], seat_counts: dict[tuple[int, int], int],
@@ -167,22 +150,27 @@ def create_round(app: Flask, *, max_matches: int | None = None,
             Match.id.not_in(select(LadderSetMatch.match_id)
                             .where(LadderSetMatch.rotation > 0))))
         taken: set[int] = set()
-        # Each family's idle bots, read once a round: within it they change only by the
-        # bots this round seats (``taken``), and a read is every active bot.
-        idle: dict[str, list[Candidate]] = {}
+        # Each family's idle bots, read and arranged once a round (:class:`IdlePool`):
+        # within it they change only by the bots this round seats, and a read is every
+        # active bot.
+        pools: dict[str, IdlePool] = {}
+        wait_weight = float(cfg["LADDER_WAIT_WEIGHT"])
         for i in range(limit):
             ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
             rules = find_ruleset(ruleset)
             if created and len(created) + (rules.players if duplicate else 1) > limit:
                 break
             family = family_of(ruleset)
-            if family not in idle:
-                idle[family] = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
-            pool = [c for c in idle[family] if c.bot_id not in taken]
-            table = pick_table(pool, rules.players, float(cfg["LADDER_WAIT_WEIGHT"]), rng)
+            if family not in pools:
+                idle = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
+                pools[family] = IdlePool([c for c in idle if c.bot_id not in taken],
+                                         wait_weight, rng)
+            table = pools[family].pick(rules.players)
             if table is None:
                 break
             ids = [c.bot_id for c in table]
+            for other in pools.values():  # seated once, whatever the family
+                other.discard(ids)
             order = seat_order(ids, seat_counts(s, ruleset, ids), rng)
             match_seed = rng.getrandbits(62) if base_seed is not None else None
             seatings = rotations(order) if duplicate else [tuple(order)]
