@@ -23,6 +23,11 @@ Rule sets cycle through ``LADDER_RULESETS``; a round stops when fewer idle bots 
 are left or ``LADDER_MAX_MATCHES_PER_ROUND`` matches were made (a set counts its matches, and
 the first table of a round is made even when its set alone exceeds the limit).  Matches are
 committed, then enqueued.
+
+A round reads each family's idle bots once and arranges them once
+(:class:`arena.play.ladder_pool.IdlePool`: sorted by wait and by rating), so a table costs
+O(seats · log n), not a sort of every idle bot: the hundreds of tables a round of a
+100,000-bot ladder needs (docs/operations.md, "At 100,000 bots").
 """
 
 from __future__ import annotations
