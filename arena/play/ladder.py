@@ -26,20 +26,22 @@ committed, then enqueued.
 
 A round reads each family's idle bots once and arranges them once
 (:class:`arena.play.ladder_pool.IdlePool`: sorted by wait and by rating), so a table costs
-O(seats · log n), not a sort of every idle bot: the hundreds of tables a round of a
-100,000-bot ladder needs (docs/operations.md, "At 100,000 bots").
+O(seats · log n), not a sort of every idle bot; what seating the tables reads is read once
+for all of them, and the round's matches are written and enqueued together: the hundreds of
+tables a round of a 100,000-bot ladder needs (docs/operations.md, "At 100,000 bots").
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flask import Flask
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
@@ -49,7 +51,7 @@ from referee import find_ruleset
 
 from .duplicate_sets import FORMATS, rotations
 from .ladder_pool import IdlePool
-from .matches import create_match, default_limits, enqueue_match
+from .matches import create_match, default_limits, enqueue_new_matches
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,7 @@ def ladder_format(app: Flask) -> str:
 def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = None) -> list[int]:
     """One matchmaking round; returns the ids of the matches created (and enqueued)."""
     created = create_round(app, max_matches=max_matches, seed=seed)
-    for match_id in created:
-        enqueue_match(app, match_id)
+    enqueue_new_matches(app, created)
     return created
 
 
@@ -160,10 +161,15 @@ def create_round(app: Flask, *, max_matches: int | None = None,
         # active bot.
         pools: dict[str, IdlePool] = {}
         wait_weight = float(cfg["LADDER_WAIT_WEIGHT"])
+        # First every table (no statement), then what seating them reads, once for the
+        # whole round: the seated bots with their versions, their seat counts per rule set;
+        # then every match in one statement and their seats in another.
+        tables: list[tuple[str, list[int]]] = []
+        made = 0
         for i in range(limit):
             ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
             rules = find_ruleset(ruleset)
-            if created and len(created) + (rules.players if duplicate else 1) > limit:
+            if tables and made + (rules.players if duplicate else 1) > limit:
                 break
             family = family_of(ruleset)
             if family not in pools:
@@ -176,25 +182,39 @@ def create_round(app: Flask, *, max_matches: int | None = None,
             ids = [c.bot_id for c in table]
             for other in pools.values():  # seated once, whatever the family
                 other.discard(ids)
-            order = seat_order(ids, seat_counts(s, ruleset, ids), rng)
+            taken.update(ids)
+            tables.append((ruleset, ids))
+            made += rules.players if duplicate else 1
+        if not tables:
+            return created
+        bots = {b.id: b for b in s.scalars(
+            select(Bot).where(Bot.id.in_(sorted(taken))).options(selectinload(Bot.versions)))}
+        counts: dict[str, dict[tuple[int, int], int]] = {}
+        for ruleset in sorted({r for r, _ in tables}):
+            counts[ruleset] = seat_counts(
+                s, ruleset, sorted({b for r, ids in tables if r == ruleset for b in ids}))
+        made_sets: list[list[Match]] = []
+        for ruleset, ids in tables:
+            order = seat_order(ids, counts[ruleset], rng)
             match_seed = rng.getrandbits(62) if base_seed is not None else None
             seatings = rotations(order) if duplicate else [tuple(order)]
-            set_id: int | None = None
-            for rotation, seating in enumerate(seatings):
-                bots = [s.get(Bot, b) for b in seating]
-                match = create_match(
-                    s,
-                    bots=[b for b in bots if b is not None],
-                    ruleset=ruleset,
-                    deals=int(cfg["LADDER_DEALS"]),
-                    limits=default_limits(cfg),
-                    kind="ladder",
-                    seed=match_seed,
-                )
+            if duplicate and match_seed is None:  # every rotation deals the same cards
+                match_seed = secrets.randbits(62)
+            made_sets.append([create_match(
+                s,
+                bots=[bots[b] for b in seating if b in bots],
+                ruleset=ruleset,
+                deals=int(cfg["LADDER_DEALS"]),
+                limits=default_limits(cfg),
+                kind="ladder",
+                seed=match_seed,
+                flush=False,
+            ) for seating in seatings])
+        s.flush()
+        for matches in made_sets:
+            for rotation, match in enumerate(matches):
                 if duplicate:
-                    match_seed = match.seed  # every rotation deals the same cards
-                    set_id = match.id if set_id is None else set_id
-                    s.add(LadderSetMatch(match_id=match.id, set_id=set_id, rotation=rotation))
+                    s.add(LadderSetMatch(match_id=match.id, set_id=matches[0].id,
+                                         rotation=rotation))
                 created.append(match.id)
-            taken.update(ids)
     return created
