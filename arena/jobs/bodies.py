@@ -79,15 +79,9 @@ from arena.live import channel as live
 from arena.notify import delivery as webhook_delivery
 from arena.notify import events
 from arena.play import challenges, reseed
-from arena.play.ledger_batch import (
-    Applied,
-    Planned,
-    apply_batch,
-    count_and_lock,
-    store_and_apply,
-)
+from arena.play.ledger_batch import Applied, apply_batch, count_and_lock
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
-from arena.play.ratings import SET_UNKNOWN, Placement, combine, rating_outcome
+from arena.play.ratings import SET_UNKNOWN, rating_outcome
 from referee import find_ruleset
 from referee.runner.match import Limits, MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
@@ -745,14 +739,6 @@ def _ledger_writes(app: Flask, s: Session, owns: list[_Own], in_sets: set[int],
     k, initial = float(app.config["ELO_K"]), float(app.config["ELO_INITIAL"])
     rows = [{"match_id": o.match_id, "family": o.family, "created_at": now,
              "totals": o.result.totals, "log_gz": o.result.log_gz} for o in owns]
-    families = {o.family for o in owns}
-    if not in_sets and len(families) == 1 and s.get_bind().dialect.name == "postgresql":
-        # Every placement is known before the lock (the seats' ranks): two statements.
-        store_and_apply(s, families.pop(), [
-            Planned(row, combine([Placement(x.bot_id, x.rank or 0) for x in o.seats])
-                    if o.rated else None, k) for row, o in zip(rows, owns, strict=True)],
-            initial=initial, now=now)
-        return
     ids = dict(s.execute(
         insert(MatchResult).returning(MatchResult.match_id, MatchResult.id), rows).all())
     applied: dict[str, list[Applied]] = {}

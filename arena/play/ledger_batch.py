@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, insert, literal, select, union_all, update
+from sqlalchemy import Select, Table, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from arena.core.models import MatchResult, Rating, RatingEvent, RatingFamily
+from arena.core.models import Rating, RatingEvent, RatingFamily
 
 from .ratings import Placement, combine, elo_deltas, lock_family
 
@@ -114,51 +114,6 @@ def apply_batch(s: Session, family: str, items: Sequence[Applied], *, initial: f
     upsert(s, [r for r in rows if r["bot_id"] in current],
            [r for r in rows if r["bot_id"] not in current])
     s.execute(insert(EVENTS), events)
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A result to store, with what it applies when its placements are known before the
-    lock (a match in no duplicate set): its placements and Elo factor, or None (unrated)."""
-
-    row: dict[str, Any]
-    """The ``match_results`` row (no id: that is handed out under the lock)."""
-    placements: Sequence[Placement] | None
-    k: float
-
-
-def store_and_apply(s: Session, family: str, planned: Sequence[Planned], *, initial: float,
-                    now: dt.datetime) -> None:
-    """PostgreSQL, one family, every placement known: the results inserted and the rating
-    rows read and locked in one statement, the arithmetic, then every moved row written and
-    the events inserted in a second: two round trips under the lock, whatever the batch.
-    The caller holds the family's lock; results are applied in the order of their ids."""
-    bots = sorted({p.bot_id for x in planned for p in (x.placements or ())})
-    results = (insert(MatchResult).values([x.row for x in planned])
-               .returning(MatchResult.id, MatchResult.match_id).cte("stored"))
-    locked = _lock_ratings(family, bots).cte("locked")
-    got = s.execute(union_all(
-        select(literal(0), results.c.id, results.c.match_id, literal(0.0), literal(0)),
-        select(literal(1), locked.c.bot_id, literal(0), locked.c.rating, locked.c.games)))
-    ids: dict[int, int] = {}
-    current: dict[int, tuple[float, int]] = {}
-    for kind, a, b, rating, games in got:
-        if kind == 0:
-            ids[b] = a
-        else:
-            current[a] = (rating, games)
-    items = sorted((Applied(ids[x.row["match_id"]], x.row["match_id"], x.placements, x.k)
-                    for x in planned if x.placements is not None),
-                   key=lambda a: a.result_id)
-    if not items:
-        return
-    rows, events = _arithmetic(family, items, current, initial=initial, now=now)
-    moved = pg_insert(RATINGS).values(rows)
-    moved = moved.on_conflict_do_update(
-        index_elements=[RATINGS.c.bot_id, RATINGS.c.family],
-        set_={"rating": moved.excluded.rating, "games": moved.excluded.games,
-              "updated_at": moved.excluded.updated_at})
-    s.execute(insert(EVENTS).values(events).add_cte(moved.cte("moved")))
 
 
 def upsert(s: Session, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:

@@ -238,9 +238,8 @@ def test_the_lock_is_held_for_a_few_statements_whatever_the_batch(app: Flask, n:
     """No two transactions of a family overlap from its ledger lock to their commit, so every
     statement in between is a round trip the whole family waits for (on a loaded host, one
     wait for the server and one for a CPU each): the lock and the family's counter are one
-    statement, then two for the whole batch on PostgreSQL (four on SQLite: the results, the
-    rating rows read, every moved row written, the events), then the commit.  The unit of
-    work used to take eight."""
+    statement, then four for the whole batch (the results, the rating rows read, every moved
+    row written, the events), then the commit.  The unit of work used to take eight."""
     ids = running_matches(app, n)
     with get_db(app).begin() as s:  # not the family's first result (that one creates its row)
         s.add(RatingFamily(name="classic", results=3))
@@ -261,9 +260,7 @@ def test_the_lock_is_held_for_a_few_statements_whatever_the_batch(app: Flask, n:
     lock = next(i for i, q in enumerate(statements) if "rating_families" in q)
     assert statements[lock].startswith("update rating_families"), statements[lock]
     held = [q for q in statements[lock + 1:] if not q.startswith(("commit", "release"))]
-    # PostgreSQL: the results stored and the rating rows read in one statement, every moved
-    # row and the events written in another.  SQLite (no locking or writing CTEs): four.
-    assert len(held) == (2 if get_db(app).dialect == "postgresql" else 4), held
+    assert len(held) == 4, held
     with get_db(app).begin() as s:
         assert check(s, "classic", initial=1500.0, k=32.0) == []
         assert s.get(RatingFamily, "classic").results == 3 + n  # type: ignore[union-attr]
