@@ -31,6 +31,13 @@ what a ladder round and a health sweep cost.
    checks spread over 1.1 ``HEALTH_SWEEP_INTERVAL_S`` (about a tenth of them due: the steady
    state, the clock sweeping ten times an interval).
 
+``--keep`` keeps the seeded database and ``--reuse NAME`` runs again on it without seeding
+(new running matches each time), so two checkouts compare back to back on one database;
+``--results 0`` skips the finishing, ``--profile`` prints a cProfile of each ladder round.
+Besides the lock's hold the bench prints the commit's part of it (``commit_mean_ms``: the
+rest is the statements under the lock), and a round's CPU seconds beside its wall time (on a
+shared host, the part the load does not add).
+
 ``PYTHONPATH=<another checkout>`` measures that checkout's finish (this bench's seeding).
 Redis is ``REDIS_URL`` (else ``redis://127.0.0.1:6379/13``) under a namespace of the run's
 own, emptied at the end.  PostgreSQL is ``ARENA_BENCH_PG_URL`` or 127.0.0.1:5432 (trust).
