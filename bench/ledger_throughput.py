@@ -31,6 +31,13 @@ what a ladder round and a health sweep cost.
    checks spread over 1.1 ``HEALTH_SWEEP_INTERVAL_S`` (about a tenth of them due: the steady
    state, the clock sweeping ten times an interval).
 
+``--keep`` keeps the seeded database and ``--reuse NAME`` runs again on it without seeding
+(new running matches each time), so two checkouts compare back to back on one database;
+``--results 0`` skips the finishing, ``--profile`` prints a cProfile of each ladder round.
+Besides the lock's hold the bench prints the commit's part of it (``commit_mean_ms``: the
+rest is the statements under the lock), and a round's CPU seconds beside its wall time (on a
+shared host, the part the load does not add).
+
 ``PYTHONPATH=<another checkout>`` measures that checkout's finish (this bench's seeding).
 Redis is ``REDIS_URL`` (else ``redis://127.0.0.1:6379/13``) under a namespace of the run's
 own, emptied at the end.  PostgreSQL is ``ARENA_BENCH_PG_URL`` or 127.0.0.1:5432 (trust).
@@ -129,28 +136,39 @@ def finisher(settings: dict[str, Any], ids: list[int], threads: int, start_at: f
     app = create_app({**settings, "DATABASE_POOL_SIZE": threads, "DATABASE_MAX_OVERFLOW": 0})
     result = played_result()
     local = threading.local()
-    real_lock = bodies.lock_family  # type: ignore[attr-defined]
+    # The statement that takes the family's lock: this checkout's, or an older one's.
+    lock_name = "count_and_lock" if hasattr(bodies, "count_and_lock") else "lock_family"
+    real_lock = getattr(bodies, lock_name)
     together: Any = getattr(bodies, "_store_together", None)  # a checkout that batches
-    batches: list[tuple[int, float, float]] = []
-    """Per transaction that took the lock: (results in it, wait for the lock, hold)."""
+    batches: list[tuple[int, float, float, float]] = []
+    """Per transaction that took the lock: (results in it, wait for the lock, hold, the
+    commit's part of the hold)."""
 
-    def timed_lock(s: Any, family: str) -> Any:
+    def committing(conn: Any) -> None:  # the COMMIT is sent: the rest of the hold is its
+        local.committing = time.perf_counter()
+
+    from sqlalchemy import event
+
+    event.listen(get_db(app).engine, "commit", committing)
+
+    def timed_lock(s: Any, family: str, *args: Any) -> Any:
         if not getattr(local, "asked", 0.0):
             local.asked = time.perf_counter()
-        row = real_lock(s, family)
+        row = real_lock(s, family, *args)
         if not getattr(local, "locked", 0.0):
             local.locked = time.perf_counter()
         return row
 
     def timed_together(app: Any, works: list[Any]) -> list[str]:
-        local.asked = local.locked = 0.0
+        local.asked = local.locked = local.committing = 0.0
         outcomes: list[str] = together(app, works)
         if local.locked:
+            now = time.perf_counter()
             batches.append((outcomes.count("finished"), local.locked - local.asked,
-                            time.perf_counter() - local.locked))
+                            now - local.locked, now - (local.committing or now)))
         return outcomes
 
-    bodies.lock_family = timed_lock  # type: ignore[attr-defined]
+    setattr(bodies, lock_name, timed_lock)
     if together is not None:
         bodies._store_together = timed_together
     todo = list(ids)
@@ -164,13 +182,14 @@ def finisher(settings: dict[str, Any], ids: list[int], threads: int, start_at: f
                     if not todo:
                         return
                     m = todo.pop()
-                local.asked = local.locked = 0.0
+                local.asked = local.locked = local.committing = 0.0
                 t0 = time.perf_counter()
                 outcome = bodies.finish(app, m, f"bench-token-{m}", result)
                 t1 = time.perf_counter()
                 samples.append((t1 - t0, outcome))
                 if together is None and local.locked:  # one finish, one transaction
-                    batches.append((1, local.locked - local.asked, t1 - local.locked))
+                    batches.append((1, local.locked - local.asked, t1 - local.locked,
+                                    t1 - (local.committing or t1)))
 
     while time.time() < start_at:  # every process starts together
         time.sleep(0.005)
@@ -199,7 +218,7 @@ def finish_many(settings: dict[str, Any], ids: list[int], processes: int,
     for p in procs:
         p.start()
     samples: list[tuple[float, str]] = []
-    batches: list[tuple[int, float, float]] = []
+    batches: list[tuple[int, float, float, float]] = []
     for _ in procs:
         got = out.get()
         samples += got[0]
@@ -222,6 +241,8 @@ def finish_many(settings: dict[str, Any], ids: list[int], processes: int,
         "lock_wait_p50_ms": round(pct(wait, 0.5), 1), "lock_wait_p99_ms": round(pct(wait, 0.99), 1),
         "lock_hold_mean_ms": round(statistics.fmean(hold), 2),
         "lock_hold_p50_ms": round(pct(hold, 0.5), 2), "lock_hold_p99_ms": round(pct(hold, 0.99), 2),
+        # The commit (the WAL flush) of the hold; the rest is the statements under the lock.
+        "commit_mean_ms": round(statistics.fmean(b[3] * 1000 for b in batches), 2),
         # The family's ceiling: results stored per second of lock held.
         "lock_bound_per_s": round(sum(b[0] for b in batches) / (sum(hold) / 1000), 1),
     }
@@ -230,20 +251,32 @@ def finish_many(settings: dict[str, Any], ids: list[int], processes: int,
 # --- the clock's duties at this size ---------------------------------------------------------
 
 
-def time_ladder(app: Any, per_round: list[int]) -> list[dict[str, Any]]:
+def time_ladder(app: Any, per_round: list[int], profile: bool = False) -> list[dict[str, Any]]:
+    import cProfile
+    import pstats
+
     from arena.core.models import Match
     from arena.play.ladder import run_round
 
     out = []
     for limit in per_round:
-        t0 = time.perf_counter()
+        prof = cProfile.Profile() if profile else None
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        if prof is not None:
+            prof.enable()
         made = run_round(app, max_matches=limit, seed=1)
-        spent = time.perf_counter() - t0
+        spent, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        if prof is not None:
+            prof.disable()
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
         with get_db(app).begin() as s:  # out of the way of the next round
             s.execute(update(Match).where(Match.id.in_(made))
                       .values(state="failed", error="bench"))
-        out.append({"max_matches": limit, "made": len(made), "seconds": round(spent, 2)})
-        log(f"ladder round of up to {limit} matches: {len(made)} made in {spent:.2f} s")
+        # The CPU seconds of this process: on a shared host, the part the load does not add.
+        out.append({"max_matches": limit, "made": len(made), "seconds": round(spent, 2),
+                    "cpu_s": round(cpu, 2)})
+        log(f"ladder round of up to {limit} matches: {len(made)} made in {spent:.2f} s "
+            f"({cpu:.2f} s of CPU)")
     return out
 
 
@@ -284,14 +317,21 @@ def main() -> int:
                     help="a ladder round's size for the 100k plan (besides the default 8)")
     ap.add_argument("--no-clock", action="store_true", help="skip the ladder and the sweep")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the database (its name is printed) for --reuse")
+    ap.add_argument("--reuse", metavar="NAME",
+                    help="a database kept by --keep: no seeding, and it is kept again")
+    ap.add_argument("--profile", action="store_true", help="cProfile the ladder rounds")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up (finally) on TERM
     admin = admin_url()
-    name = f"arena_ledger_{os.getpid()}"
+    name = args.reuse or f"arena_ledger_{os.getpid()}"
+    keep = args.keep or bool(args.reuse)
     pg_url = f"{admin.rsplit('/', 1)[0]}/{name}"
     sa_url = "postgresql+psycopg://" + pg_url.split("://", 1)[1]
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    if not args.reuse:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
     settings: dict[str, Any] = {
         "DATABASE_URL": sa_url, "SECRET_KEY": uuid.uuid4().hex * 2,
         "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"),
@@ -302,27 +342,33 @@ def main() -> int:
     app = None
     try:
         app = create_app(settings)
-        upgrade(get_db(app))
-        log(f"seeding {args.bots} bots and {args.matches} matches into {name}")
-        report["seed_s"] = seed(pg_url, args.bots, args.matches)["total"]
+        if not args.reuse:
+            upgrade(get_db(app))
+            log(f"seeding {args.bots} bots and {args.matches} matches into {name}")
+            report["seed_s"] = seed(pg_url, args.bots, args.matches)["total"]
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute("UPDATE bots SET check_state = 'passed'")
+            conn.execute("UPDATE matches SET state = 'failed' "
+                         "WHERE state IN ('queued', 'running')")  # a kept run's leftovers
             conn.execute("VACUUM ANALYZE bots")
-        ids = make_running(pg_url, args.results, args.bots, random.Random(1))
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute("VACUUM ANALYZE")
-        log(f"finishing {len(ids)} matches with {args.processes} x {args.threads} finishers")
-        report["ledger"] = finish_many(settings, ids, args.processes, args.threads)
-        log(f"ledger: {report['ledger']}")
-        from arena.play.ratings import check_all
+        if args.results:
+            ids = make_running(pg_url, args.results, args.bots, random.Random(1))
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                conn.execute("VACUUM ANALYZE")
+            log(f"finishing {len(ids)} matches with {args.processes} x {args.threads} "
+                "finishers")
+            report["ledger"] = finish_many(settings, ids, args.processes, args.threads)
+            log(f"ledger: {report['ledger']}")
+        if args.results:
+            from arena.play.ratings import check_all
 
-        _, problems = check_all(get_db(app), initial=float(app.config["ELO_INITIAL"]),
-                                       k=float(app.config["ELO_K"]), family=FAMILY)
-        report["ratings_equal_recompute"] = not problems
-        report["recompute_problems"] = problems[:5]
-        log(f"ratings = recompute: {not problems} ({len(problems)} differences)")
+            _, problems = check_all(get_db(app), initial=float(app.config["ELO_INITIAL"]),
+                                    k=float(app.config["ELO_K"]), family=FAMILY)
+            report["ratings_equal_recompute"] = not problems
+            report["recompute_problems"] = problems[:5]
+            log(f"ratings = recompute: {not problems} ({len(problems)} differences)")
         if not args.no_clock:
-            report["ladder"] = time_ladder(app, [8, args.round_matches])
+            report["ladder"] = time_ladder(app, [8, args.round_matches], args.profile)
             report["sweep"] = time_sweep(app, pg_url)
     finally:
         if app is not None:
@@ -332,8 +378,11 @@ def main() -> int:
             redis = get_queue(app).redis
             for key in redis.scan_iter(f"{NAMESPACE}:*", count=1000):
                 redis.delete(key)
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if keep:
+            log(f"kept the database {name} (--reuse {name}; drop it when done)")
+        else:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(json.dumps(report, indent=None if not args.json else 2))
     return 0
 

@@ -48,13 +48,14 @@ import socket
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from flask import Flask, current_app
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, joinedload
@@ -69,7 +70,6 @@ from arena.core.models import (
     Match,
     MatchResult,
     MatchSeat,
-    RatingFamily,
     utcnow,
 )
 from arena.core.queue import get_queue
@@ -79,14 +79,9 @@ from arena.live import channel as live
 from arena.notify import delivery as webhook_delivery
 from arena.notify import events
 from arena.play import challenges, reseed
+from arena.play.ledger_batch import Applied, apply_batch, count_and_lock
 from arena.play.matches import enqueue_match, lease_deadline, limits_of, wire_match_id
-from arena.play.ratings import (
-    SET_UNKNOWN,
-    apply_result,
-    lock_family,
-    locked_ratings,
-    rating_outcome,
-)
+from arena.play.ratings import SET_UNKNOWN, rating_outcome
 from referee import find_ruleset
 from referee.runner.match import Limits, MatchRecord, MatchWatcher, TurnRecord, run_match
 from referee.wire.netguard import NetPolicy
@@ -678,11 +673,18 @@ def _store_together(app: Flask, works: list[tuple[int, str, FinishedResult]]) ->
                     continue
             if not own:
                 raise LeaseLostError()
+            owns = [o for _, o in own]
+            # Which are rotations of duplicate sets is fixed when a match is made: read
+            # before the lock, which is held for as few statements as can be.
+            in_sets = set(s.scalars(select(LadderSetMatch.match_id).where(
+                LadderSetMatch.match_id.in_([o.match_id for o in owns]))))
             # The families' ledger locks serialise every finish of a family: taken only
             # now, after the writes that concern each match alone, so concurrent batches
             # overlap in those (in name order: two batches never wait for each other's).
-            families = {name: lock_family(s, name) for name in sorted({o.family for _, o in own})}
-            _ledger_writes(app, s, [o for _, o in own], families, now)
+            counts = Counter(o.family for o in owns)
+            for name in sorted(counts):
+                count_and_lock(s, name, counts[name])
+            _ledger_writes(app, s, owns, in_sets, now)
             for i, _ in own:
                 outcomes[i] = "finished"
     except LeaseLostError:
@@ -727,38 +729,31 @@ def _own_writes(app: Flask, s: Session, match_id: int, token: str, result: Finis
     return _Own(match_id, moved.family, moved.rated, list(seats.values()), result)
 
 
-def _ledger_writes(app: Flask, s: Session, owns: list[_Own],
-                   families: dict[str, RatingFamily], now: dt.datetime) -> None:
+def _ledger_writes(app: Flask, s: Session, owns: list[_Own], in_sets: set[int],
+                   now: dt.datetime) -> None:
     """Under the families' locks: the results, then the ratings and their events, a few
-    statements for the whole batch.  The results are inserted under the lock and their
-    ratings applied in the order of their ids, so results are numbered in the order their
-    ratings are applied (what ``arena ratings --check`` replays)."""
-    rows = [MatchResult(match_id=o.match_id, family=o.family, created_at=now,
-                        totals=o.result.totals, log_gz=o.result.log_gz) for o in owns]
-    s.add_all(rows)
-    s.flush()
-    applied = sorted(zip(rows, owns, strict=True), key=lambda x: x[0].id)
-    in_sets = set(s.scalars(select(LadderSetMatch.match_id)
-                            .where(LadderSetMatch.match_id.in_([o.match_id for o in owns]))))
-    # Every rating row these results move, locked in one statement per family.
-    moved: dict[str, set[int]] = {}
-    for o in owns:
-        if o.rated and o.match_id not in in_sets:
-            moved.setdefault(o.family, set()).update(x.bot_id for x in o.seats)
-    locked = {family: locked_ratings(s, family, sorted(ids)) for family, ids in moved.items()}
+    statements for the whole batch (:mod:`arena.play.ledger_batch`).  The results are
+    inserted under the lock and their ratings applied in the order of their ids, so results
+    are numbered in the order their ratings are applied (what ``arena ratings --check``
+    replays)."""
     k, initial = float(app.config["ELO_K"]), float(app.config["ELO_INITIAL"])
-    for row, o in applied:
+    rows = [{"match_id": o.match_id, "family": o.family, "created_at": now,
+             "totals": o.result.totals, "log_gz": o.result.log_gz} for o in owns]
+    ids = dict(s.execute(
+        insert(MatchResult).returning(MatchResult.match_id, MatchResult.id), rows).all())
+    applied: dict[str, list[Applied]] = {}
+    for o in sorted(owns, key=lambda o: ids[o.match_id]):
+        if not o.rated:
+            continue
         # A rotation of a ladder duplicate set moves no rating until the one that
         # completes the set, which applies the set's combined result (rating_outcome).
-        outcome = None
-        if o.rated:
-            outcome = rating_outcome(s, o.match_id, k, seats=o.seats, set_id=(
-                SET_UNKNOWN if o.match_id in in_sets else None))
+        outcome = rating_outcome(s, o.match_id, k, seats=o.seats, set_id=(
+            SET_UNKNOWN if o.match_id in in_sets else None))
         if outcome is not None:
-            apply_result(s, family=o.family, result_id=row.id, match_id=o.match_id,
-                         placements=outcome.placements, initial=initial, k=outcome.k,
-                         rows=locked.get(o.family) if o.match_id not in in_sets else None)
-        families[o.family].results += 1
+            applied.setdefault(o.family, []).append(
+                Applied(ids[o.match_id], o.match_id, outcome.placements, outcome.k))
+    for family, items in applied.items():
+        apply_batch(s, family, items, initial=initial, now=now)
 
 
 class MatchFacts(NamedTuple):

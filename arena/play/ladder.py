@@ -23,18 +23,25 @@ Rule sets cycle through ``LADDER_RULESETS``; a round stops when fewer idle bots 
 are left or ``LADDER_MAX_MATCHES_PER_ROUND`` matches were made (a set counts its matches, and
 the first table of a round is made even when its set alone exceeds the limit).  Matches are
 committed, then enqueued.
+
+A round reads each family's idle bots once and arranges them once
+(:class:`arena.play.ladder_pool.IdlePool`: sorted by wait and by rating), so a table costs
+O(seats · log n), not a sort of every idle bot; what seating the tables reads is read once
+for all of them, and the round's matches are written and enqueued together: the hundreds of
+tables a round of a 100,000-bot ladder needs (docs/operations.md, "At 100,000 bots").
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flask import Flask
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
@@ -43,7 +50,8 @@ from arena.core.storage import get_db
 from referee import find_ruleset
 
 from .duplicate_sets import FORMATS, rotations
-from .matches import create_match, default_limits, enqueue_match
+from .ladder_pool import IdlePool
+from .matches import create_match, default_limits, enqueue_new_matches
 
 
 @dataclass(frozen=True)
@@ -59,27 +67,9 @@ class Candidate:
 def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
                rng: random.Random) -> list[Candidate] | None:
     """The anchor (longest wait) and its ``seats - 1`` preferred opponents, never two
-    candidates with one endpoint (None when there are not enough distinct ones)."""
-    if len(candidates) < seats:
-        return None
-    pool = sorted(candidates, key=lambda c: (-c.waited_s, c.bot_id))
-    anchor, rest = pool[0], pool[1:]
-    jitter = {c.bot_id: rng.random() for c in rest}
-
-    def cost(c: Candidate) -> tuple[float, float]:
-        return (abs(c.rating - anchor.rating) - wait_weight * c.waited_s, jitter[c.bot_id])
-
-    table = [anchor]
-    seen = {anchor.endpoint or f"#{anchor.bot_id}"}
-    for c in sorted(rest, key=cost):
-        key = c.endpoint or f"#{c.bot_id}"
-        if key in seen:
-            continue
-        table.append(c)
-        seen.add(key)
-        if len(table) == seats:
-            return table
-    return None
+    candidates with one endpoint (None when there are not enough distinct ones).  A round
+    makes many tables from one :class:`IdlePool`; this is one table of a pool of its own."""
+    return IdlePool(candidates, wait_weight, rng).pick(seats)
 
 
 def seat_order(bot_ids: Sequence[int], seat_counts: dict[tuple[int, int], int],
@@ -142,8 +132,7 @@ def ladder_format(app: Flask) -> str:
 def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = None) -> list[int]:
     """One matchmaking round; returns the ids of the matches created (and enqueued)."""
     created = create_round(app, max_matches=max_matches, seed=seed)
-    for match_id in created:
-        enqueue_match(app, match_id)
+    enqueue_new_matches(app, created)
     return created
 
 
@@ -167,41 +156,65 @@ def create_round(app: Flask, *, max_matches: int | None = None,
             Match.id.not_in(select(LadderSetMatch.match_id)
                             .where(LadderSetMatch.rotation > 0))))
         taken: set[int] = set()
-        # Each family's idle bots, read once a round: within it they change only by the
-        # bots this round seats (``taken``), and a read is every active bot.
-        idle: dict[str, list[Candidate]] = {}
+        # Each family's idle bots, read and arranged once a round (:class:`IdlePool`):
+        # within it they change only by the bots this round seats, and a read is every
+        # active bot.
+        pools: dict[str, IdlePool] = {}
+        wait_weight = float(cfg["LADDER_WAIT_WEIGHT"])
+        # First every table (no statement), then what seating them reads, once for the
+        # whole round: the seated bots with their versions, their seat counts per rule set;
+        # then every match in one statement and their seats in another.
+        tables: list[tuple[str, list[int]]] = []
+        made = 0
         for i in range(limit):
             ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
             rules = find_ruleset(ruleset)
-            if created and len(created) + (rules.players if duplicate else 1) > limit:
+            if tables and made + (rules.players if duplicate else 1) > limit:
                 break
             family = family_of(ruleset)
-            if family not in idle:
-                idle[family] = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
-            pool = [c for c in idle[family] if c.bot_id not in taken]
-            table = pick_table(pool, rules.players, float(cfg["LADDER_WAIT_WEIGHT"]), rng)
+            if family not in pools:
+                idle = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
+                pools[family] = IdlePool([c for c in idle if c.bot_id not in taken],
+                                         wait_weight, rng)
+            table = pools[family].pick(rules.players)
             if table is None:
                 break
             ids = [c.bot_id for c in table]
-            order = seat_order(ids, seat_counts(s, ruleset, ids), rng)
+            for other in pools.values():  # seated once, whatever the family
+                other.discard(ids)
+            taken.update(ids)
+            tables.append((ruleset, ids))
+            made += rules.players if duplicate else 1
+        if not tables:
+            return created
+        bots = {b.id: b for b in s.scalars(
+            select(Bot).where(Bot.id.in_(sorted(taken))).options(selectinload(Bot.versions)))}
+        counts: dict[str, dict[tuple[int, int], int]] = {}
+        for ruleset in sorted({r for r, _ in tables}):
+            counts[ruleset] = seat_counts(
+                s, ruleset, sorted({b for r, ids in tables if r == ruleset for b in ids}))
+        made_sets: list[list[Match]] = []
+        for ruleset, ids in tables:
+            order = seat_order(ids, counts[ruleset], rng)
             match_seed = rng.getrandbits(62) if base_seed is not None else None
             seatings = rotations(order) if duplicate else [tuple(order)]
-            set_id: int | None = None
-            for rotation, seating in enumerate(seatings):
-                bots = [s.get(Bot, b) for b in seating]
-                match = create_match(
-                    s,
-                    bots=[b for b in bots if b is not None],
-                    ruleset=ruleset,
-                    deals=int(cfg["LADDER_DEALS"]),
-                    limits=default_limits(cfg),
-                    kind="ladder",
-                    seed=match_seed,
-                )
+            if duplicate and match_seed is None:  # every rotation deals the same cards
+                match_seed = secrets.randbits(62)
+            made_sets.append([create_match(
+                s,
+                bots=[bots[b] for b in seating if b in bots],
+                ruleset=ruleset,
+                deals=int(cfg["LADDER_DEALS"]),
+                limits=default_limits(cfg),
+                kind="ladder",
+                seed=match_seed,
+                flush=False,
+            ) for seating in seatings])
+        s.flush()
+        for matches in made_sets:
+            for rotation, match in enumerate(matches):
                 if duplicate:
-                    match_seed = match.seed  # every rotation deals the same cards
-                    set_id = match.id if set_id is None else set_id
-                    s.add(LadderSetMatch(match_id=match.id, set_id=set_id, rotation=rotation))
+                    s.add(LadderSetMatch(match_id=match.id, set_id=matches[0].id,
+                                         rotation=rotation))
                 created.append(match.id)
-            taken.update(ids)
     return created

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select, update
+from sqlalchemy import String, cast, select, update
 from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
@@ -99,8 +99,11 @@ def create_match(
     kind: str,
     seed: int | None = None,
     rated: bool = True,
+    flush: bool = True,
 ) -> Match:
-    """Add a queued match with one seat per bot (in seat order) to the session."""
+    """Add a queued match with one seat per bot (in seat order) to the session.  ``flush``
+    False: not written yet (no id), the caller flushes many at once (a ladder round: one
+    statement for all its matches and one for their seats, not two a match)."""
     rules = find_ruleset(ruleset)
     if len(bots) != rules.players:
         raise ValueError(f"{rules.name} needs {rules.players} bots, got {len(bots)}")
@@ -124,6 +127,10 @@ def create_match(
         error="",
     )
     s.add(match)
+    if not flush:
+        match.seats = [MatchSeat(seat=seat, bot_id=bot.id, bot_version_id=bot.versions[-1].id)
+                       for seat, bot in enumerate(bots)]
+        return match
     s.flush()
     for seat, bot in enumerate(bots):
         current = bot.versions[-1]
@@ -168,6 +175,32 @@ def enqueue_match(app: Flask, match_id: int, *, only_if: Any = None) -> str | No
         log.warning("could not enqueue match %s: %s", match_id, exc)
         return None
     return job_id
+
+
+def enqueue_new_matches(app: Flask, match_ids: Sequence[int]) -> list[str]:
+    """:func:`enqueue_match` for many matches never enqueued yet (a ladder round's): their
+    job ids given in one transaction, not one each (a round of hundreds of matches spent
+    most of its time committing them one by one), then each job put on the queue.  A match
+    enqueued meanwhile by someone else (the reconciler) is left to them.  Returns the job
+    ids given; a Redis error is logged and swallowed as in :func:`enqueue_match`."""
+    if not match_ids:
+        return []
+    with get_db(app).begin() as s:
+        moved = s.execute(
+            update(Match).where(Match.id.in_(match_ids), Match.enqueues == 0)
+            .values(enqueues=1, job_id="match-" + cast(Match.id, String) + "-1",
+                    queued_at=utcnow())
+            .returning(Match.id).execution_options(synchronize_session=False)).scalars().all()
+        matches = s.scalars(select(Match).where(Match.id.in_(moved)).order_by(Match.id)).all()
+        jobs = [(m.id, f"match-{m.id}-1", job_timeout(m, app.config)) for m in matches]
+    queue = get_queue(app)
+    for match_id, job_id, timeout in jobs:
+        try:
+            queue.enqueue(PLAY_MATCH, match_id, job_id=job_id, timeout=timeout,
+                          retries=int(app.config["MATCH_JOB_RETRIES"]))
+        except Exception as exc:  # Redis down: the reconciler will enqueue it again
+            log.warning("could not enqueue match %s: %s", match_id, exc)
+    return [job_id for _, job_id, _ in jobs]
 
 
 def lease_deadline(app: Flask) -> dt.datetime:

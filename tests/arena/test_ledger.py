@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from flask import Flask
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from arena.core.models import (
     Bot,
@@ -19,6 +19,7 @@ from arena.core.models import (
     MatchSeat,
     Rating,
     RatingEvent,
+    RatingFamily,
     utcnow,
 )
 from arena.core.storage import get_db
@@ -229,3 +230,38 @@ def test_a_match_whose_store_fails_fails_alone(app: Flask) -> None:
         assert s.get(Match, b).state == "running"  # type: ignore[union-attr]
         assert check(s, "classic", initial=1500.0, k=32.0) == []
     assert stored(app) == (1, 4)
+
+
+@both_backends
+@pytest.mark.parametrize("n", [1, 6])
+def test_the_lock_is_held_for_a_few_statements_whatever_the_batch(app: Flask, n: int) -> None:
+    """No two transactions of a family overlap from its ledger lock to their commit, so every
+    statement in between is a round trip the whole family waits for (on a loaded host, one
+    wait for the server and one for a CPU each): the lock and the family's counter are one
+    statement, then four for the whole batch (the results, the rating rows read, every moved
+    row written, the events), then the commit.  The unit of work used to take eight."""
+    ids = running_matches(app, n)
+    with get_db(app).begin() as s:  # not the family's first result (that one creates its row)
+        s.add(RatingFamily(name="classic", results=3))
+    statements: list[str] = []
+
+    def executed(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(" ".join(statement.split()).lower())
+
+    engine = get_db(app).engine
+    event.listen(engine, "before_cursor_execute", executed)
+    try:
+        with app.app_context():
+            outcomes = bodies.store_batch(app, [(m, f"token-{m}", played(i))
+                                                for i, m in enumerate(ids)])
+    finally:
+        event.remove(engine, "before_cursor_execute", executed)
+    assert outcomes == ["finished"] * n
+    lock = next(i for i, q in enumerate(statements) if "rating_families" in q)
+    assert statements[lock].startswith("update rating_families"), statements[lock]
+    held = [q for q in statements[lock + 1:] if not q.startswith(("commit", "release"))]
+    assert len(held) == 4, held
+    with get_db(app).begin() as s:
+        assert check(s, "classic", initial=1500.0, k=32.0) == []
+        assert s.get(RatingFamily, "classic").results == 3 + n  # type: ignore[union-attr]
+    assert stored(app) == (n, 4 * n)
