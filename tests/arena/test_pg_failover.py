@@ -1,12 +1,13 @@
 """PostgreSQL with a standby: the multi-host ``DATABASE_URL`` and the reconnect path.
 
-A real primary/standby pair with a promotion cannot run here (one shared PostgreSQL server
-that the tests must not touch), so what a failover does to the arena is drilled piece by
-piece on loopback: two TCP proxies in front of the scratch database stand for the two hosts
-of a libpq multi-host URL (``?host=a&host=b&target_session_attrs=read-write``); cutting the
-one in use is the primary going away; a host that accepts and never answers is a primary
-that vanished without a word.  docs/operations.md ("PostgreSQL with a standby") says what
-is and is not covered.
+The pieces of a failover, on loopback against the suite's scratch database: two TCP proxies
+in front of it stand for the two hosts of a libpq multi-host URL
+(``?host=a&host=b&target_session_attrs=read-write``); cutting the one in use is the primary
+going away; a host that accepts and never answers is a primary that vanished without a
+word; a backend terminated mid-transaction is a primary lost under a store.  The whole
+failover (a real standby streaming from a real primary, promoted under a playing arena) is
+``tests/deploy/test_pg_failover.py``; docs/operations.md ("PostgreSQL with a standby") says
+what is and is not covered.
 """
 
 from __future__ import annotations
