@@ -333,8 +333,19 @@ def run_match_job(app: Flask, match_id: int, link: TournamentLink | None = None)
 def _run_match_job(app: Flask, match_id: int, link: TournamentLink) -> str:
     control = execution.current()
     token = uuid.uuid4().hex
+    try:
+        with bookkeeping.slot():
+            outcome = claim(app, match_id, token)
+    except DATABASE_DOWN as exc:
+        # The claim may have committed without this job hearing so (the connection was
+        # lost with its answer, a failover): the match would be held under our token, with
+        # no lease renewed, until LEASE_S ran out.  Once the database answers, give back
+        # whatever we hold (nothing, if the claim never committed); RQ's retry of the job
+        # then claims it at once.  (Outside the bookkeeping slot: waiting holds none.)
+        release_patiently(app, match_id, token, scrub_generic(
+            f"{type(exc).__name__}: {exc}"), control)
+        raise
     with bookkeeping.slot():
-        outcome = claim(app, match_id, token)
         if outcome != "claimed":
             log.info("match %s: not played (%s)", match_id, outcome)
             return outcome

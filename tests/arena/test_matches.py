@@ -301,3 +301,30 @@ def test_a_match_claimed_as_the_database_goes_away_is_given_back_once_it_answers
         assert m is not None and m.state == "queued" and m.lease_token is None
     monkeypatch.undo()  # type: ignore[attr-defined]
     assert jobs.run_match_job(app, match_id) == "finished"  # RQ's retry, at once
+
+
+@both_backends
+def test_a_claim_whose_answer_was_lost_is_given_back_once_the_database_answers(
+    app: Flask, four_bots: list[int], monkeypatch: object,
+) -> None:
+    """Found by the PostgreSQL failover drill: a claim that committed as the primary died,
+    its answer lost with the connection, left the match held under the job's token with no
+    lease renewed; RQ's retry found it held and it waited ``LEASE_S``.  Now the job gives
+    back whatever it holds once the database answers, and the retry plays it."""
+    from sqlalchemy.exc import OperationalError
+
+    match_id = new_match(app, four_bots)
+    real_claim = jobs.claim
+
+    def committed_but_unheard(*a: object, **k: object) -> str:
+        real_claim(*a, **k)  # type: ignore[arg-type]
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(jobs, "claim", committed_but_unheard)  # type: ignore[attr-defined]
+    with pytest.raises(OperationalError):
+        jobs.run_match_job(app, match_id)
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "queued" and m.lease_token is None
+    monkeypatch.undo()  # type: ignore[attr-defined]
+    assert jobs.run_match_job(app, match_id) == "finished"  # RQ's retry, at once
