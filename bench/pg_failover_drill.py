@@ -19,8 +19,9 @@ not at the kill), ``web 200`` (the first 200 of ``GET /api/matches/<id>`` throug
 gunicorn), ``all done``; ``pg_ctl promote``'s own time; the web's failed answers in the gap;
 the worker's store retries (finished matches waiting for a primary) and failed lease
 renewals; replays; results committed before the kill and missing after it (0 with a
-synchronous standby; with ``--async --lag N``, the standby frozen N seconds before the kill,
-the finishes of those seconds are lost and those matches played again); and whether
+synchronous standby; with ``--async --lag N``, the standby's streaming stopped N seconds
+before the kill, the finishes of those seconds are lost and those matches played again);
+and whether
 anything was lost or stored twice (one result and a rating event per seat each, ratings
 equal a recompute, ``arena ratings --check`` through the same URL).  Exit status 1 if so.
 """
@@ -64,7 +65,7 @@ def main() -> int:
     ap.add_argument("--async", dest="asynchronous", action="store_true",
                     help="an asynchronous standby (synchronous_standby_names empty)")
     ap.add_argument("--lag", type=float, default=0.0,
-                    help="with --async: freeze the standby this long before the kill")
+                    help="with --async: stop the standby's streaming this long before the kill")
     ap.add_argument("--lease-s", type=float, default=15.0, help="LEASE_S")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=900.0, help="longest wait for one step")

@@ -19,8 +19,8 @@ finished with one result and one rating event per seat, the ratings equal a reco
 (``arena ratings --check``, run through the same URL), every result committed before the
 kill still there, and the web app, worker and clock the processes that were started.
 
-``lag_s`` (asynchronous standby only) freezes the standby that long before the kill: the
-commits of that moment never reach it and are lost with the primary, as with a standby
+``lag_s`` (asynchronous standby only) stops the standby's streaming that long before the
+kill: the commits of that moment never reach it and are lost with the primary, as with a standby
 that lags.  The matches whose finish was lost are ``running`` again on the new primary,
 under a lease nobody renews; the reconciler re-enqueues them when it runs out and they are
 played again.
@@ -74,7 +74,7 @@ class DrillSettings:
     """From the kill to ``pg_ctl promote`` (the failover tooling's detection time)."""
     synchronous: bool = True
     lag_s: float = 0.0
-    """Asynchronous only: the standby is frozen this long before the kill."""
+    """Asynchronous only: the standby stops streaming this long before the kill."""
     lease_s: float = 15.0
     reconcile_interval_s: float = 2.0
     reconcile_queued_after_s: float = 10.0
@@ -288,7 +288,7 @@ class Drill:
         wait_until("some matches finished and others running", some_done_some_running,
                    self.s.timeout_s, every_s=0.1)
         if self.s.lag_s:
-            self.pair.freeze_standby(True)
+            self.pair.detach_standby()
             time.sleep(self.s.lag_s)
         at_kill = self.states()
         finished_before = {m for m, st in at_kill.items() if st == "finished"}
@@ -298,8 +298,6 @@ class Drill:
         web.start()
         try:
             time.sleep(max(0.0, self.s.promote_after_s - (time.monotonic() - t_kill)))
-            if self.s.lag_s:
-                self.pair.freeze_standby(False)
             t0 = time.monotonic()
             self.pair.promote(timeout_s=self.s.timeout_s)
             t_promote = time.monotonic()

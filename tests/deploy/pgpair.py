@@ -9,9 +9,9 @@ standby has it, so a committed result survives the primary's loss), or asynchron
 
 The drill can then lose the primary the hard way (:meth:`PgPair.kill_primary`: SIGKILL to
 its postmaster and every backend at once, as when its machine dies) and promote the standby
-(:meth:`PgPair.promote`, ``pg_ctl promote``).  :meth:`PgPair.freeze_standby` stops the
-standby's processes (SIGSTOP) so that an asynchronous standby falls behind for certain: the
-commits of that moment are lost with the primary, as when a standby lags.
+(:meth:`PgPair.promote`, ``pg_ctl promote``).  :meth:`PgPair.detach_standby` stops the
+standby's streaming so that an asynchronous standby falls behind for certain: the commits
+of that moment are lost with the primary, as when a standby lags.
 
 PostgreSQL refuses to run as root: run as root, the servers run as the ``postgres`` user
 (``setpriv``), which is given the folder; run as anyone else, as that user.  The binaries
@@ -271,15 +271,19 @@ class PgPair:
             time.sleep(0.02)
         return pids
 
-    def freeze_standby(self, frozen: bool) -> None:
-        """SIGSTOP (``True``) or SIGCONT (``False``) every process of the standby: stopped,
-        it receives no WAL (an asynchronous standby falls behind)."""
-        pid = self.standby.postmaster_pid()
-        if pid is None:
-            return
-        for p in family(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGSTOP if frozen else signal.SIGCONT)
+    def detach_standby(self, timeout_s: float = 60) -> None:
+        """Stop the standby's streaming (its ``primary_conninfo`` emptied and reloaded, the
+        walreceiver gone): an asynchronous standby falls behind for certain, as one that
+        lags.  (Stopping its processes would not do: the kernel keeps receiving WAL into
+        the socket's buffer, and the standby replays it when it resumes.)"""
+        with psycopg.connect(self.conninfo(self.standby), autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+            conn.execute("SELECT pg_reload_conf()")
+            deadline = time.monotonic() + timeout_s
+            while conn.execute("SELECT count(*) FROM pg_stat_wal_receiver").fetchone() != (0,):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the standby's walreceiver did not stop")
+                time.sleep(0.05)
 
     def promote(self, timeout_s: float = 120) -> None:
         """``pg_ctl promote -w``: returns once the standby takes writes."""
@@ -294,8 +298,6 @@ class PgPair:
             if pid is None or not _alive(pid):
                 continue
             with contextlib.suppress(Exception):
-                for p in family(pid):  # a frozen standby must be able to hear the stop
-                    os.kill(p, signal.SIGCONT)
                 self.run("pg_ctl", "stop", "-D", str(server.data), "-m", "immediate", "-w",
                          timeout_s=60)
             if _alive(pid):
