@@ -80,6 +80,13 @@ def watch(engine: Engine) -> None:
 
     @event.listens_for(engine, "rollback")
     def _rolled_back(conn: Any) -> None:
+        # A connection that died mid-transaction (a failover, a restart) is rolled back
+        # while invalidated: reading its ``info`` would try to reconnect and raise
+        # PendingRollbackError from inside the rollback, so the caller saw that instead of
+        # the OperationalError (and a finished match's store was not retried).  Its info
+        # goes with the dead connection.
+        if conn.invalidated:
+            return
         conn.info.pop(PENDING, None)
 
     @event.listens_for(engine, "commit")

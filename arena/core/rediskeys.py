@@ -66,6 +66,11 @@ def location_of(database_url: str) -> str:
                 host, _, port = part.partition(":")
                 hosts.append(host)
                 ports.append(port)
+        # ... or ?host=a,b&port=5432,5433: one port for every host, or one per host.
+        given = url.query.get("port")
+        if isinstance(given, str) and not any(ports):
+            split = given.split(",")
+            ports = split * len(hosts) if len(split) == 1 else split
     if url.host and "," in url.host:
         hosts = url.host.split(",")
     default_port = {"postgresql": "5432"}.get(backend, "")

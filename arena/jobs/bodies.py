@@ -333,8 +333,19 @@ def run_match_job(app: Flask, match_id: int, link: TournamentLink | None = None)
 def _run_match_job(app: Flask, match_id: int, link: TournamentLink) -> str:
     control = execution.current()
     token = uuid.uuid4().hex
+    try:
+        with bookkeeping.slot():
+            outcome = claim(app, match_id, token)
+    except DATABASE_DOWN as exc:
+        # The claim may have committed without this job hearing so (the connection was
+        # lost with its answer, a failover): the match would be held under our token, with
+        # no lease renewed, until LEASE_S ran out.  Once the database answers, give back
+        # whatever we hold (nothing, if the claim never committed); RQ's retry of the job
+        # then claims it at once.  (Outside the bookkeeping slot: waiting holds none.)
+        release_patiently(app, match_id, token, scrub_generic(
+            f"{type(exc).__name__}: {exc}"), control)
+        raise
     with bookkeeping.slot():
-        outcome = claim(app, match_id, token)
         if outcome != "claimed":
             log.info("match %s: not played (%s)", match_id, outcome)
             return outcome
@@ -349,6 +360,13 @@ def _run_match_job(app: Flask, match_id: int, link: TournamentLink) -> str:
         except LeaseLostError:
             log.warning("match %s: lease lost, abandoning this attempt", match_id)
             return "lease lost"
+        except DATABASE_DOWN as exc:
+            # Claimed, then the database went away (a failover): give the match back once
+            # it answers, so that RQ's retry of this job claims it at once instead of
+            # finding it held under a lease nobody renews until it runs out (LEASE_S).
+            release_patiently(app, match_id, token, scrub_generic(
+                f"{type(exc).__name__}: {exc}"), control)
+            raise
         publisher = start_broadcast(app, match_id, link, table)
     log.info("match %s: claimed", match_id)
     claimed_at = time.perf_counter()
@@ -385,7 +403,11 @@ def _run_match_job(app: Flask, match_id: int, link: TournamentLink) -> str:
         log.warning("match %s: its worker gave up on this attempt; handed back", match_id)
         return "abandoned"
     except Exception as exc:
-        release(app, match_id, token, scrub_generic(f"{type(exc).__name__}: {exc}"))
+        why = scrub_generic(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, DATABASE_DOWN):  # the release would fail now too: wait for it
+            release_patiently(app, match_id, token, why, control)
+        else:
+            release(app, match_id, token, why)
         raise
     finally:
         metrics.MATCHES_RUNNING.dec()
@@ -544,16 +566,41 @@ def release(app: Flask, match_id: int, token: str, error: str) -> None:
     """Give a claimed match back (state ``queued``) after an infrastructure error, so a
     retry of the job can claim it at once."""
     try:
-        with get_db(app).begin() as s:
-            s.execute(
-                update(Match)
-                .where(Match.id == match_id, Match.lease_token == token,
-                       Match.state == "running")
-                .values(state="queued", lease_token=None, lease_expires_at=None,
-                        error=error[:2000])
-            )
+        give_back(app, match_id, token, error)
     except Exception as exc:  # the lease will simply expire
         log.warning("match %s: could not release: %s", match_id, exc)
+
+
+def give_back(app: Flask, match_id: int, token: str, error: str) -> None:
+    """One try of :func:`release`'s ``UPDATE`` (raises what the database raised)."""
+    with get_db(app).begin() as s:
+        s.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.lease_token == token, Match.state == "running")
+            .values(state="queued", lease_token=None, lease_expires_at=None, error=error[:2000])
+        )
+
+
+def release_patiently(app: Flask, match_id: int, token: str, error: str,
+                      control: JobControl = execution.NEVER) -> None:
+    """:func:`release`, tried again while the database does not answer (the back-off of
+    :func:`store_patiently`), for as long as the claim's lease would hold the match anyway
+    (``LEASE_S``): after that the reconciler gives it to another job."""
+    give_up_at = time.monotonic() + float(app.config["LEASE_S"])
+    backoff = Backoff(0.5, float(app.config["MATCH_STORE_RETRY_MAX_WAIT_S"]))
+    while True:
+        try:
+            give_back(app, match_id, token, error)
+            return
+        except DATABASE_DOWN as exc:
+            left = give_up_at - time.monotonic()
+            if left <= 0 or control.abandoned.is_set():
+                log.warning("match %s: could not release: %s", match_id, exc)
+                return
+            control.abandoned.wait(min(backoff.take(), left))
+        except Exception as exc:  # the lease will simply expire
+            log.warning("match %s: could not release: %s", match_id, exc)
+            return
 
 
 def store_patiently(app: Flask, match_id: int, token: str, result: FinishedResult,

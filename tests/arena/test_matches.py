@@ -265,3 +265,66 @@ def test_strikes_read_in_words_on_every_public_channel(
     for text in (json.dumps(m), page, json.dumps(replay), log, bot_page):
         assert not EXCEPTION_TEXT.search(text), EXCEPTION_TEXT.search(text)
         assert SECRET_PATH not in text and "127.0.0.1" not in text
+
+
+@both_backends
+def test_a_match_claimed_as_the_database_goes_away_is_given_back_once_it_answers(
+    app: Flask, four_bots: list[int], monkeypatch: object,
+) -> None:
+    """Found by the PostgreSQL failover drill: a job that had claimed its match when the
+    primary died failed reading the table, and left the match ``running`` under a lease
+    nobody renewed: RQ's retry found it held, and it waited ``LEASE_S`` for the reconciler.
+    Now the claim is given back as soon as the database answers again (the give-back is
+    tried until then), and the retry plays it."""
+    from sqlalchemy.exc import OperationalError
+
+    match_id = new_match(app, four_bots)
+    real_give_back = jobs.give_back
+    tries: list[int] = []
+
+    def table_gone(*a: object, **k: object) -> None:
+        raise OperationalError("SELECT", {}, Exception("server closed the connection"))
+
+    def give_back_when_back(*a: object, **k: object) -> None:
+        tries.append(1)
+        if len(tries) < 3:  # the database answers again at the third try
+            raise OperationalError("UPDATE", {}, Exception("connection refused"))
+        real_give_back(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jobs, "load_table", table_gone)  # type: ignore[attr-defined]
+    monkeypatch.setattr(jobs, "give_back", give_back_when_back)  # type: ignore[attr-defined]
+    with pytest.raises(OperationalError):
+        jobs.run_match_job(app, match_id)
+    assert len(tries) == 3
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "queued" and m.lease_token is None
+    monkeypatch.undo()  # type: ignore[attr-defined]
+    assert jobs.run_match_job(app, match_id) == "finished"  # RQ's retry, at once
+
+
+@both_backends
+def test_a_claim_whose_answer_was_lost_is_given_back_once_the_database_answers(
+    app: Flask, four_bots: list[int], monkeypatch: object,
+) -> None:
+    """Found by the PostgreSQL failover drill: a claim that committed as the primary died,
+    its answer lost with the connection, left the match held under the job's token with no
+    lease renewed; RQ's retry found it held and it waited ``LEASE_S``.  Now the job gives
+    back whatever it holds once the database answers, and the retry plays it."""
+    from sqlalchemy.exc import OperationalError
+
+    match_id = new_match(app, four_bots)
+    real_claim = jobs.claim
+
+    def committed_but_unheard(*a: object, **k: object) -> str:
+        real_claim(*a, **k)  # type: ignore[arg-type]
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(jobs, "claim", committed_but_unheard)  # type: ignore[attr-defined]
+    with pytest.raises(OperationalError):
+        jobs.run_match_job(app, match_id)
+    with get_db(app).begin() as s:
+        m = s.get(Match, match_id)
+        assert m is not None and m.state == "queued" and m.lease_token is None
+    monkeypatch.undo()  # type: ignore[attr-defined]
+    assert jobs.run_match_job(app, match_id) == "finished"  # RQ's retry, at once

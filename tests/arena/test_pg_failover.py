@@ -1,12 +1,13 @@
 """PostgreSQL with a standby: the multi-host ``DATABASE_URL`` and the reconnect path.
 
-A real primary/standby pair with a promotion cannot run here (one shared PostgreSQL server
-that the tests must not touch), so what a failover does to the arena is drilled piece by
-piece on loopback: two TCP proxies in front of the scratch database stand for the two hosts
-of a libpq multi-host URL (``?host=a&host=b&target_session_attrs=read-write``); cutting the
-one in use is the primary going away; a host that accepts and never answers is a primary
-that vanished without a word.  docs/operations.md ("PostgreSQL with a standby") says what
-is and is not covered.
+The pieces of a failover, on loopback against the suite's scratch database: two TCP proxies
+in front of it stand for the two hosts of a libpq multi-host URL
+(``?host=a&host=b&target_session_attrs=read-write``); cutting the one in use is the primary
+going away; a host that accepts and never answers is a primary that vanished without a
+word; a backend terminated mid-transaction is a primary lost under a store.  The whole
+failover (a real standby streaming from a real primary, promoted under a playing arena) is
+``tests/deploy/test_pg_failover.py``; docs/operations.md ("PostgreSQL with a standby") says
+what is and is not covered.
 """
 
 from __future__ import annotations
@@ -88,3 +89,29 @@ def test_a_host_that_never_answers_is_given_up_after_the_connect_timeout(
         get_db(app).dispose()
     finally:
         silent.close()
+
+
+def test_a_connection_that_dies_mid_transaction_fails_with_the_database_error(
+    settings: dict[str, Any], database_url: str,
+) -> None:
+    """Found by the failover drill (tests/deploy/test_pg_failover.py): a finished match whose
+    store was under way when the primary died raised PendingRollbackError, from the
+    rollback's bookkeeping of :mod:`arena.core.changes` on the dead connection, instead of
+    the OperationalError that makes the store wait and try again; its result was thrown
+    away and the match played again once its lease ran out."""
+    import psycopg
+
+    from arena.jobs.bodies import DATABASE_DOWN
+
+    app = create_app({**settings, "REDIS_NAMESPACE": "failover-test"})
+    db = get_db(app)
+    admin = make_url(database_url).set(drivername="postgresql")
+    with pytest.raises(DATABASE_DOWN), db.begin() as s:
+        s.execute(text("CREATE TEMPORARY TABLE t (x int)"))  # a write: the watch marks it
+        pid = s.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with psycopg.connect(admin.render_as_string(hide_password=False),
+                             autocommit=True) as killer:
+            killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        s.execute(text("INSERT INTO t VALUES (1)"))  # the server is gone mid-transaction
+    assert server_port(app) == 1  # and the pool carries on with a new connection
+    db.dispose()

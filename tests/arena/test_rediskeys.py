@@ -26,6 +26,14 @@ def test_the_namespace_follows_the_database_not_its_credentials_or_spelling() ->
     assert two == derived_namespace(
         "postgresql+psycopg://arena@/arena?host=db2:5432&host=db1:5432")
     assert two != a
+    # ... and its other spelling, the ports listed apart: the same deployment.
+    assert derived_namespace(
+        "postgresql+psycopg://arena@/arena?host=db1,db2&port=5432,5432") == two
+    assert derived_namespace("postgresql+psycopg://arena@/arena?host=db1,db2&port=5432") == two
+    # Two deployments on the same hosts, other ports: two namespaces (the ports were
+    # ignored in this spelling, and both came out as db1:5432,db2:5432).
+    assert derived_namespace(
+        "postgresql+psycopg://arena@/arena?host=db1,db2&port=5433,5434") != two
     assert derived_namespace("") == rediskeys.EMBEDDED_NAMESPACE
     assert derived_namespace("sqlite:////tmp/x/a.sqlite3") != derived_namespace(
         "sqlite:////tmp/y/a.sqlite3")

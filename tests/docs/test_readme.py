@@ -132,6 +132,7 @@ SKIPS: dict[str, str] = {
     "tests/deploy/test_live_stream.py": "`tests/deploy/test_live_stream.py`",
     "tests/deploy/test_slow_clients.py": "`tests/deploy/test_slow_clients.py`",
     "tests/deploy/test_fleet.py": "`tests/deploy/test_fleet.py`",
+    "tests/deploy/test_pg_failover.py": "`tests/deploy/test_pg_failover.py`",
     "tests/deploy/test_prometheus.py": "`tests/deploy/test_prometheus.py`",
     "tests/starters/test_starters.py": "`tests/starters/`",
     "tests/referee/wire/test_httpbot.py": "**No `fork()`**",
