@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
+from arena.core.idlists import among
 from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
@@ -282,14 +283,15 @@ def find_matches(s: Session, *, bot_id: int | None = None, ruleset: str | None =
             select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
                    MatchSeat.rank, MatchSeat.score, MatchSeat.strikes)
             .join(Bot, Bot.id == MatchSeat.bot_id)
-            .where(MatchSeat.match_id.in_(page)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+            .where(among(s, MatchSeat.match_id, page))
+            .order_by(MatchSeat.match_id, MatchSeat.seat)):
         seats[row.match_id].append(SeatLine(row.seat, row.bot_id, row.name, row.rank,
                                             row.score, row.strikes))
     lines = {m.id: MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals,
                              m.created_at, m.finished_at, tuple(seats[m.id]))
              for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset,
                                        Match.rated, Match.deals, Match.created_at,
-                                       Match.finished_at).where(Match.id.in_(page)))}
+                                       Match.finished_at).where(among(s, Match.id, page)))}
     return [lines[i] for i in page if i in lines], len(found) > limit
 
 
@@ -339,7 +341,7 @@ def bot_recent_seats(s: Session, bot_id: int, limit: int) -> list[BotSeatLine]:
     others: dict[int, list[str]] = {r.match_id: [] for r in rows}
     for match_id, name in s.execute(
             select(MatchSeat.match_id, Bot.name).join(Bot, Bot.id == MatchSeat.bot_id)
-            .where(MatchSeat.match_id.in_(list(others)), MatchSeat.bot_id != bot_id)
+            .where(among(s, MatchSeat.match_id, others), MatchSeat.bot_id != bot_id)
             .order_by(MatchSeat.match_id, MatchSeat.seat)):
         others[match_id].append(name)
     return [BotSeatLine(r.match_id, r.kind, r.state, r.ruleset, r.seat, r.rank, r.score,

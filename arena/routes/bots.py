@@ -33,6 +33,7 @@ from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
+from arena.core.idlists import among
 from arena.core.models import Bot, BotVersion, HealthCheck, Rating, utcnow
 from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
@@ -97,10 +98,12 @@ def admission_checks(bots: list[Bot]) -> dict[int, Any]:
     ids = [b.id for b in bots]
     if not ids:
         return {}
+    s = session()
     newest = (select(func.max(HealthCheck.id))
-              .where(HealthCheck.bot_id.in_(ids), HealthCheck.purpose.in_(bot_service.ADMISSION))
+              .where(among(s, HealthCheck.bot_id, ids),
+                     HealthCheck.purpose.in_(bot_service.ADMISSION))
               .group_by(HealthCheck.bot_id))
-    return {h.bot_id: h for h in session().execute(
+    return {h.bot_id: h for h in s.execute(
         select(*CHECK_COLUMNS).where(HealthCheck.id.in_(newest.scalar_subquery())))}
 
 
@@ -109,9 +112,10 @@ def ratings_of(bots: list[Bot]) -> dict[int, list[Any]]:
     a rating), in one column statement for the list."""
     out: dict[int, list[Any]] = {b.id: [] for b in bots}
     if out:
-        for r in session().execute(
+        s = session()
+        for r in s.execute(
                 select(Rating.bot_id, Rating.family, Rating.rating, Rating.games)
-                .where(Rating.bot_id.in_(list(out))).order_by(Rating.bot_id, Rating.family)):
+                .where(among(s, Rating.bot_id, out)).order_by(Rating.bot_id, Rating.family)):
             out[r.bot_id].append(r)
     return out
 

@@ -27,6 +27,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import joinedload, selectinload
 
 from arena.core.families import storable_ruleset
+from arena.core.idlists import among
 from arena.core.models import (
     RULESET_NAME_MAX,
     Bot,
@@ -156,7 +157,8 @@ def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
                    MatchSeat.p95_ms, MatchSeat.max_ms)
             .join(Bot, Bot.id == MatchSeat.bot_id)
             .join(BotVersion, BotVersion.id == MatchSeat.bot_version_id)
-            .where(MatchSeat.match_id.in_(ids)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+            .where(among(s, MatchSeat.match_id, ids))
+            .order_by(MatchSeat.match_id, MatchSeat.seat)):
         seats[row.match_id].append({
             "seat": row.seat, "bot": {"id": row.bot_id, "name": row.name},
             "bot_version": row.version, "rank": row.rank, "score": row.score,
@@ -167,7 +169,7 @@ def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset, Match.family,
                               Match.deals, Match.rated, Match.created_at, Match.started_at,
-                              Match.finished_at).where(Match.id.in_(ids))):
+                              Match.finished_at).where(among(s, Match.id, ids))):
         d: dict[str, Any] = {
             "id": m.id, "kind": m.kind, "state": m.state, "ruleset": m.ruleset,
             "family": m.family, "deals": m.deals, "rated": m.rated,

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from arena.core.families import FAMILY_OF, family_of
+from arena.core.idlists import among
 from arena.core.models import STATUS_COLUMNS, Bot, Rating, RatingEvent, RatingFamily, bot_status
 from arena.core.storage import session
 from arena.play.ratings import rating_series
@@ -146,7 +147,7 @@ def bot_briefs(s: Session, ids: list[int]) -> dict[int, BotBrief]:
     if not ids:
         return {}
     return {row[0]: BotBrief(row[1], bot_status(*row[2:])) for row in s.execute(
-        select(Bot.id, Bot.name, *STATUS_COLUMNS).where(Bot.id.in_(ids)))}
+        select(Bot.id, Bot.name, *STATUS_COLUMNS).where(among(s, Bot.id, ids)))}
 
 
 def rating_lines(s: Session, stmt: Select[int, str, float, int]) -> list[RatingLine]:
@@ -187,7 +188,7 @@ def leaderboard() -> str:
         ids = [b for b, _ in hits]
         ranks = dict(hits)
         by_id = {r.bot_id: r for r in rating_lines(s, select(*RATING_COLUMNS).where(
-            Rating.family == family, Rating.bot_id.in_(ids)))}
+            Rating.family == family, among(s, Rating.bot_id, ids)))}
         rows = [by_id[b] for b in ids if b in by_id]
     else:
         # ix_ratings_family_rating: one index range, however many bots.

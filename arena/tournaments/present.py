@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from arena.core.idlists import among
 from arena.core.models import Bot, Match, MatchResult, MatchSeat
 from arena.core.tournament_models import (
     Tournament,
@@ -93,12 +94,12 @@ class RoundView:
     tables: list[TableView] = field(default_factory=list)
 
 
-def load_rounds(s: Session, t: Tournament,
-                numbers: Sequence[int] | None = None) -> list[RoundView]:
+def load_rounds(s: Session, t: Tournament, numbers: Sequence[int] | None = None, *,
+                links: bool = True) -> list[RoundView]:
     """The tournament's rounds (or only those ``numbers``) with their tables, the tables'
-    links and the linked matches' states: three column statements however large the
-    tournament (as ORM objects, 64 tables and 128 matches built a graph of 200 rows: most
-    of the bracket's time)."""
+    links and the linked matches' states (``links=False``: no links, one statement less):
+    three column statements however large the tournament (as ORM objects, 64 tables and
+    128 matches built a graph of 200 rows: most of the bracket's time)."""
     stmt = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
                    TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
             .where(TournamentRound.tournament_id == t.id).order_by(TournamentRound.number))
@@ -112,17 +113,17 @@ def load_rounds(s: Session, t: Tournament,
     for row in s.execute(select(TournamentTable.round_id, TournamentTable.id,
                                 TournamentTable.number, TournamentTable.state,
                                 TournamentTable.bots, TournamentTable.result)
-                         .where(TournamentTable.round_id.in_(list(by_round)))
+                         .where(among(s, TournamentTable.round_id, by_round))
                          .order_by(TournamentTable.round_id, TournamentTable.number)):
         table = TableView(*row[1:])
         tables[table.id] = table
         by_round[row[0]].tables.append(table)
-    if tables:
+    if tables and links:
         for table_id, match_id, rotation, state in s.execute(
                 select(TournamentMatch.table_id, TournamentMatch.match_id,
                        TournamentMatch.rotation, Match.state)
                 .join(Match, Match.id == TournamentMatch.match_id)
-                .where(TournamentMatch.table_id.in_(list(tables)))
+                .where(among(s, TournamentMatch.table_id, tables))
                 .order_by(TournamentMatch.table_id, TournamentMatch.rotation)):
             tables[table_id].links.append(LinkView(match_id, rotation,
                                                    MatchState(match_id, state)))
@@ -140,7 +141,7 @@ def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[Any]]
     out: dict[int, list[Any]] = {m: [] for m in match_ids}
     if match_ids:
         for x in s.execute(select(*SEAT_RESULT_COLUMNS)
-                           .where(MatchSeat.match_id.in_(list(match_ids)))
+                           .where(among(s, MatchSeat.match_id, match_ids))
                            .order_by(MatchSeat.match_id, MatchSeat.seat)):
             out[x.match_id].append(x)
     return out
@@ -155,12 +156,12 @@ def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
     if ids:
         entrants = {tid: int(n) for tid, n in s.execute(
             select(TournamentEntrant.tournament_id, func.count())
-            .where(TournamentEntrant.tournament_id.in_(ids))
+            .where(among(s, TournamentEntrant.tournament_id, ids))
             .group_by(TournamentEntrant.tournament_id))}
         for tid, state, n in s.execute(
                 select(TournamentMatch.tournament_id, Match.state, func.count())
                 .join(Match, Match.id == TournamentMatch.match_id)
-                .where(TournamentMatch.tournament_id.in_(ids))
+                .where(among(s, TournamentMatch.tournament_id, ids))
                 .group_by(TournamentMatch.tournament_id, Match.state)):
             states[tid][state] = int(n)
     out = []
@@ -228,7 +229,7 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
         for e in s.execute(select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
                                   TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
                            .join(Bot, Bot.id == TournamentEntrant.bot_id)
-                           .where(TournamentEntrant.tournament_id.in_(ids))):
+                           .where(among(s, TournamentEntrant.tournament_id, ids))):
             entrants[e.tournament_id].append((e, e.name))
     counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
     out = []
@@ -266,7 +267,8 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
 
 def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
     names = bot_names(s, t)
-    rows = compute_standings(s, t)
+    # The rounds and tables as columns, not ORM objects (256 entrants: 130 objects).
+    rows = compute_standings(s, t, load_rounds(s, t, links=False))
     items = []
     for r in rows:
         d = r.to_json()
@@ -294,9 +296,15 @@ def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
                if link.match.state == "finished"]
     seats = seats_by_match(s, partial)
     out_rounds = []
+    cards: dict[int, dict[str, Any]] = {}
 
     def bot(b: int) -> dict[str, Any]:
-        return {"id": b, "name": names.get(b, "?"), "seed": seeds.get(b)}
+        """A bot as the bracket shows it: one dict per bot, shared by every place it is
+        shown (a 256-bot Swiss bracket shows each bot about 70 times)."""
+        card = cards.get(b)
+        if card is None:
+            card = cards[b] = {"id": b, "name": names.get(b, "?"), "seed": seeds.get(b)}
+        return card
 
     for rnd in rounds:
         advanced = set(rnd.advanced["bots"]) if rnd.advanced else set()

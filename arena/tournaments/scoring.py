@@ -127,10 +127,12 @@ def table_result(
             return (all_forfeited[b], -score[b], -wins[b], strikes[b])
 
     order = sorted(bots, key=key)
+    levels = {b: level(b) for b in bots}  # once per bot, not once per pair compared
     lines = []
     for i, b in enumerate(order):
-        ahead_level = sum(1 for o in bots if o != b and level(o) == level(b))
-        beaten = sum(1 for o in bots if o != b and level(o) > level(b))
+        mine = levels[b]
+        ahead_level = sum(1 for o in bots if o != b and levels[o] == mine)
+        beaten = sum(1 for o in bots if o != b and levels[o] > mine)
         points = beaten + 0.5 * ahead_level
         lines.append(TableLine(b, i + 1, points, score[b], raw[b], wins[b], strikes[b],
                                forfeits[b], played[b]))
