@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -278,21 +278,34 @@ def find_matches(s: Session, *, bot_id: int | None = None, ruleset: str | None =
     page = list(dict.fromkeys(found[:limit]))  # a bot sits once per match; be sure
     if not page:
         return [], False
-    seats: dict[int, list[SeatLine]] = {i: [] for i in page}
+    lines = {m.id: m for m in match_lines(s, s.execute(
+        select(*MATCH_LINE_COLUMNS).where(among(s, Match.id, page))))}
+    return [lines[i] for i in page if i in lines], len(found) > limit
+
+
+MATCH_LINE_COLUMNS = (Match.id, Match.kind, Match.state, Match.ruleset, Match.rated,
+                      Match.deals, Match.created_at, Match.finished_at)
+"""What a :class:`MatchLine` reads of a match."""
+
+
+def match_lines(s: Session, rows: Iterable[Any]) -> list[MatchLine]:
+    """``rows`` (:data:`MATCH_LINE_COLUMNS`, in the order wanted) as :class:`MatchLine`\\ s,
+    their seats with the bots' names read in one more statement: a list of matches without
+    building ``Match``, ``MatchSeat`` and ``Bot`` objects (each bot's info document decoded)."""
+    rows = list(rows)
+    if not rows:
+        return []
+    seats: dict[int, list[SeatLine]] = {m.id: [] for m in rows}
     for row in s.execute(
             select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
                    MatchSeat.rank, MatchSeat.score, MatchSeat.strikes)
             .join(Bot, Bot.id == MatchSeat.bot_id)
-            .where(among(s, MatchSeat.match_id, page))
+            .where(among(s, MatchSeat.match_id, seats))
             .order_by(MatchSeat.match_id, MatchSeat.seat)):
         seats[row.match_id].append(SeatLine(row.seat, row.bot_id, row.name, row.rank,
                                             row.score, row.strikes))
-    lines = {m.id: MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals,
-                             m.created_at, m.finished_at, tuple(seats[m.id]))
-             for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset,
-                                       Match.rated, Match.deals, Match.created_at,
-                                       Match.finished_at).where(among(s, Match.id, page)))}
-    return [lines[i] for i in page if i in lines], len(found) > limit
+    return [MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals, m.created_at,
+                      m.finished_at, tuple(seats[m.id])) for m in rows]
 
 
 
