@@ -27,3 +27,11 @@ def among(s: Session, column: Any, values: Iterable[Any]) -> ColumnElement[bool]
     if s.get_bind().dialect.name != "postgresql":
         return column.in_(listed)  # type: ignore[no-any-return]
     return column == any_(bindparam(None, listed, type_=ARRAY(column.type)))  # type: ignore[no-any-return]
+
+
+def among_bound(dialect: str, column: Any, name: str) -> ColumnElement[bool]:
+    """:func:`among` with the list left to bind at execution (``{name: ids}``), for a
+    statement built once per dialect and kept (``dialect``: ``Dialect.name``)."""
+    if dialect != "postgresql":
+        return column.in_(bindparam(name, expanding=True))  # type: ignore[no-any-return]
+    return column == any_(bindparam(name, type_=ARRAY(column.type)))  # type: ignore[no-any-return]
