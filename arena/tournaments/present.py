@@ -13,6 +13,7 @@ whole bracket.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -21,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from arena.core.idlists import among
+from arena.core.idlists import among, among_bound
 from arena.core.models import Bot, Match, MatchResult, MatchSeat
 from arena.core.tournament_models import (
     Tournament,
@@ -94,37 +95,62 @@ class RoundView:
     tables: list[TableView] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RoundStatements:
+    """:func:`load_rounds`' statements, built once per dialect (:func:`_round_statements`)
+    with their values bound at execution: ``t`` (the tournament), ``numbers`` (the rounds
+    asked for), ``ids`` (rounds', then tables' ids).  Building them anew was about a third
+    of a bracket's render."""
+
+    rounds: Select[*tuple[Any, ...]]
+    some_rounds: Select[*tuple[Any, ...]]
+    tables: Select[*tuple[Any, ...]]
+    links: Select[*tuple[Any, ...]]
+
+
+@functools.cache
+def _round_statements(dialect: str) -> RoundStatements:
+    rounds = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
+                     TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
+              .where(TournamentRound.tournament_id == bindparam("t", type_=Integer))
+              .order_by(TournamentRound.number))
+    return RoundStatements(
+        rounds=rounds,
+        some_rounds=rounds.where(among_bound(dialect, TournamentRound.number, "numbers")),
+        tables=(select(TournamentTable.round_id, TournamentTable.id, TournamentTable.number,
+                       TournamentTable.state, TournamentTable.bots, TournamentTable.result)
+                .where(among_bound(dialect, TournamentTable.round_id, "ids"))
+                .order_by(TournamentTable.round_id, TournamentTable.number)),
+        links=(select(TournamentMatch.table_id, TournamentMatch.match_id,
+                      TournamentMatch.rotation, Match.state)
+               .join(Match, Match.id == TournamentMatch.match_id)
+               .where(among_bound(dialect, TournamentMatch.table_id, "ids"))
+               .order_by(TournamentMatch.table_id, TournamentMatch.rotation)))
+
+
 def load_rounds(s: Session, t: Tournament, numbers: Sequence[int] | None = None, *,
                 links: bool = True) -> list[RoundView]:
     """The tournament's rounds (or only those ``numbers``) with their tables, the tables'
     links and the linked matches' states (``links=False``: no links, one statement less):
     three column statements however large the tournament (as ORM objects, 64 tables and
     128 matches built a graph of 200 rows: most of the bracket's time)."""
-    stmt = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
-                   TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
-            .where(TournamentRound.tournament_id == t.id).order_by(TournamentRound.number))
-    if numbers is not None:
-        stmt = stmt.where(TournamentRound.number.in_(list(numbers)))
-    rounds = [RoundView(*row) for row in s.execute(stmt)]
+    stmts = _round_statements(s.get_bind().dialect.name)
+    if numbers is None:
+        found = s.execute(stmts.rounds, {"t": t.id})
+    else:
+        found = s.execute(stmts.some_rounds, {"t": t.id, "numbers": list(numbers)})
+    rounds = [RoundView(*row) for row in found]
     if not rounds:
         return rounds
     by_round = {r.id: r for r in rounds}
     tables: dict[int, TableView] = {}
-    for row in s.execute(select(TournamentTable.round_id, TournamentTable.id,
-                                TournamentTable.number, TournamentTable.state,
-                                TournamentTable.bots, TournamentTable.result)
-                         .where(among(s, TournamentTable.round_id, by_round))
-                         .order_by(TournamentTable.round_id, TournamentTable.number)):
-        table = TableView(*row[1:])
+    for round_id, *columns in s.execute(stmts.tables, {"ids": list(by_round)}):
+        table = TableView(*columns)
         tables[table.id] = table
-        by_round[row[0]].tables.append(table)
+        by_round[round_id].tables.append(table)
     if tables and links:
-        for table_id, match_id, rotation, state in s.execute(
-                select(TournamentMatch.table_id, TournamentMatch.match_id,
-                       TournamentMatch.rotation, Match.state)
-                .join(Match, Match.id == TournamentMatch.match_id)
-                .where(among(s, TournamentMatch.table_id, tables))
-                .order_by(TournamentMatch.table_id, TournamentMatch.rotation)):
+        for table_id, match_id, rotation, state in s.execute(stmts.links,
+                                                             {"ids": list(tables)}):
             tables[table_id].links.append(LinkView(match_id, rotation,
                                                    MatchState(match_id, state)))
     return rounds
@@ -140,11 +166,17 @@ def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[Any]]
     ``MatchSeat`` is), in one statement."""
     out: dict[int, list[Any]] = {m: [] for m in match_ids}
     if match_ids:
-        for x in s.execute(select(*SEAT_RESULT_COLUMNS)
-                           .where(among(s, MatchSeat.match_id, match_ids))
-                           .order_by(MatchSeat.match_id, MatchSeat.seat)):
+        for x in s.execute(_seats_statement(s.get_bind().dialect.name),
+                           {"ids": list(match_ids)}):
             out[x.match_id].append(x)
     return out
+
+
+@functools.cache
+def _seats_statement(dialect: str) -> Select[*tuple[Any, ...]]:
+    """:func:`seats_by_match`' statement, built once per dialect (``ids`` bound)."""
+    return (select(*SEAT_RESULT_COLUMNS).where(among_bound(dialect, MatchSeat.match_id, "ids"))
+            .order_by(MatchSeat.match_id, MatchSeat.seat))
 
 
 def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
