@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from arena.core.idlists import among, among_bound
+from arena.core.idlists import among_bound
 from arena.core.models import Bot, Match, MatchResult, MatchSeat
 from arena.core.tournament_models import (
     Tournament,
@@ -179,6 +179,25 @@ def _seats_statement(dialect: str) -> Select[*tuple[Any, ...]]:
             .order_by(MatchSeat.match_id, MatchSeat.seat))
 
 
+@functools.cache
+def _list_statements(dialect: str) -> tuple[Select[*tuple[Any, ...]], ...]:
+    """The statements of :func:`summaries` (entrants counted, matches counted per state)
+    and :func:`tournaments_json` (entrants with their names), built once per dialect with
+    the tournaments' ids bound at execution (``ids``)."""
+    counted = (select(TournamentEntrant.tournament_id, func.count())
+               .where(among_bound(dialect, TournamentEntrant.tournament_id, "ids"))
+               .group_by(TournamentEntrant.tournament_id))
+    by_state = (select(TournamentMatch.tournament_id, Match.state, func.count())
+                .join(Match, Match.id == TournamentMatch.match_id)
+                .where(among_bound(dialect, TournamentMatch.tournament_id, "ids"))
+                .group_by(TournamentMatch.tournament_id, Match.state))
+    named = (select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
+                    TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
+             .join(Bot, Bot.id == TournamentEntrant.bot_id)
+             .where(among_bound(dialect, TournamentEntrant.tournament_id, "ids")))
+    return counted, by_state, named
+
+
 def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
     """What a list of tournaments shows (no entrant list): entrants counted and matches
     per state, for every tournament of the list in two grouped statements."""
@@ -186,15 +205,9 @@ def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
     entrants: dict[int, int] = {}
     states: dict[int, dict[str, int]] = {i: {} for i in ids}
     if ids:
-        entrants = {tid: int(n) for tid, n in s.execute(
-            select(TournamentEntrant.tournament_id, func.count())
-            .where(among(s, TournamentEntrant.tournament_id, ids))
-            .group_by(TournamentEntrant.tournament_id))}
-        for tid, state, n in s.execute(
-                select(TournamentMatch.tournament_id, Match.state, func.count())
-                .join(Match, Match.id == TournamentMatch.match_id)
-                .where(among(s, TournamentMatch.tournament_id, ids))
-                .group_by(TournamentMatch.tournament_id, Match.state)):
+        counted, by_state, _ = _list_statements(s.get_bind().dialect.name)
+        entrants = {tid: int(n) for tid, n in s.execute(counted, {"ids": ids})}
+        for tid, state, n in s.execute(by_state, {"ids": ids}):
             states[tid][state] = int(n)
     out = []
     for t in rows:
@@ -260,11 +273,8 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     if ids:  # columns, not entrant objects: 512 of them for two tournaments of 256
         # Unpacked into plain tuples once: three attribute reads of a row per entrant, in
         # the sort and the list, were most of the list's time.
-        for tid, bot_id, seed, rating, name in s.execute(
-                select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
-                       TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
-                .join(Bot, Bot.id == TournamentEntrant.bot_id)
-                .where(among(s, TournamentEntrant.tournament_id, ids))):
+        named = _list_statements(s.get_bind().dialect.name)[2]
+        for tid, bot_id, seed, rating, name in s.execute(named, {"ids": ids}):
             entrants[tid].append((bot_id, seed, rating, name))
     counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
     out = []
