@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from arena.core.families import FAMILY_OF, family_of
-from arena.core.idlists import among
+from arena.core.idlists import among, among_bound
 from arena.core.models import STATUS_COLUMNS, Bot, Rating, RatingEvent, RatingFamily, bot_status
 from arena.core.storage import session
 from arena.play.ratings import rating_series
@@ -61,7 +61,7 @@ CHART_BOTS = 8
 NAME_PREFIX_MAX = 64
 
 
-def listed(family: str) -> ColumnElement[bool]:
+def listed(family: str | ColumnElement[str]) -> ColumnElement[bool]:
     """The ratings a family's leaderboard lists: its bots' but the deleted ones.
 
     Written as "no deleted bot owns it" (an anti-join against the few deleted bots), not as
@@ -156,14 +156,32 @@ def bot_briefs(s: Session, ids: list[int]) -> dict[int, BotBrief]:
     if not ids:
         return {}
     return {row[0]: BotBrief(row[1], bot_status(*row[2:])) for row in s.execute(
-        select(Bot.id, Bot.name, *STATUS_COLUMNS).where(among(s, Bot.id, ids)))}
+        _briefs_statement(s.get_bind().dialect.name), {"ids": ids})}
 
 
-def rating_lines(s: Session, stmt: Select[int, str, float, int]) -> list[RatingLine]:
-    """The ratings ``stmt`` selects (:data:`RATING_COLUMNS`), with their bots: two column
-    statements.  Loading ``Rating`` objects with ``selectinload(Rating.bot)`` built every
-    bot of the page whole (its info document decoded): a third of the leaderboard's time."""
-    rows = s.execute(stmt).all()
+@functools.cache
+def _briefs_statement(dialect: str) -> Select[*tuple[Any, ...]]:
+    """:func:`bot_briefs`' statement, built once per dialect (``ids`` bound)."""
+    return select(Bot.id, Bot.name, *STATUS_COLUMNS).where(among_bound(dialect, Bot.id, "ids"))
+
+
+@functools.cache
+def _page_statement() -> Select[int, str, float, int]:
+    """One page of a family's leaderboard (:data:`RATING_COLUMNS` of the :func:`listed`
+    ratings in :data:`BY_RANK` order), built once: ``family``, ``limit`` and ``offset``
+    bound (building the anti-join anew took about as long as running it)."""
+    return (select(*RATING_COLUMNS).where(listed(bindparam("family", type_=String)))
+            .order_by(*BY_RANK).limit(bindparam("limit", type_=Integer))
+            .offset(bindparam("offset", type_=Integer)))
+
+
+def rating_lines(s: Session, stmt: Select[int, str, float, int],
+                 params: dict[str, Any] | None = None) -> list[RatingLine]:
+    """The ratings ``stmt`` selects (:data:`RATING_COLUMNS`; ``params``: its bound values),
+    with their bots: two column statements.  Loading ``Rating`` objects with
+    ``selectinload(Rating.bot)`` built every bot of the page whole (its info document
+    decoded): a third of the leaderboard's time."""
+    rows = s.execute(stmt, params).all()
     briefs = bot_briefs(s, [r[0] for r in rows])
     return [RatingLine(r[0], r[1], r[2], r[3], briefs[r[0]]) for r in rows]
 
@@ -221,8 +239,8 @@ def leaderboard() -> str:
         rows = [by_id[b] for b in ids if b in by_id]
     else:
         # ix_ratings_family_rating: one index range, however many bots.
-        rows = rating_lines(s, select(*RATING_COLUMNS).where(listed(family))
-                            .order_by(*BY_RANK).limit(size + 1).offset((page - 1) * size))
+        rows = rating_lines(s, _page_statement(), {"family": family, "limit": size + 1,
+                                                   "offset": (page - 1) * size})
         ranks = {r.bot_id: (page - 1) * size + i + 1 for i, r in enumerate(rows)}
     more = len(rows) > size
     rows = rows[:size]
@@ -260,11 +278,11 @@ def list_families() -> Response:
 def leaderboard_json() -> Response:
     query = from_query(RatingsQuery)
     family = query.family
-    stmt = select(*RATING_COLUMNS).where(listed(family)).order_by(*BY_RANK)
     page, limit = page_args(query)
     first_rank = (page - 1) * limit
 
-    rows = rating_lines(session(), stmt.limit(limit).offset(first_rank))
+    rows = rating_lines(session(), _page_statement(), {"family": family, "limit": limit,
+                                                       "offset": first_rank})
     total = session().scalar(select(func.count()).select_from(Rating)
                              .where(listed(family))) or 0
     items = [
