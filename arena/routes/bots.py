@@ -9,6 +9,7 @@ owner's token is shown once, at creation; it (or the operator's ``ADMIN_TOKEN``)
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections import Counter
@@ -25,7 +26,7 @@ from flask import (
     url_for,
 )
 from markupsafe import Markup, escape
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -34,7 +35,7 @@ from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
-from arena.core.idlists import among
+from arena.core.idlists import among_bound
 from arena.core.models import Bot, BotVersion, HealthCheck, Rating, utcnow
 from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
 from arena.core.signing import bot_secret, grace_until, in_grace, rotate
@@ -102,12 +103,8 @@ def admission_checks(bots: list[Bot]) -> dict[int, Any]:
     if not ids:
         return {}
     s = session()
-    newest = (select(func.max(HealthCheck.id))
-              .where(among(s, HealthCheck.bot_id, ids),
-                     HealthCheck.purpose.in_(bot_service.ADMISSION))
-              .group_by(HealthCheck.bot_id))
-    return {h.bot_id: h for h in s.execute(
-        select(*CHECK_COLUMNS).where(HealthCheck.id.in_(newest.scalar_subquery())))}
+    stmt = _list_statements(s.get_bind().dialect.name)[0]
+    return {h.bot_id: h for h in s.execute(stmt, {"ids": ids})}
 
 
 def ratings_of(bots: list[Bot]) -> dict[int, list[Any]]:
@@ -116,11 +113,25 @@ def ratings_of(bots: list[Bot]) -> dict[int, list[Any]]:
     out: dict[int, list[Any]] = {b.id: [] for b in bots}
     if out:
         s = session()
-        for r in s.execute(
-                select(Rating.bot_id, Rating.family, Rating.rating, Rating.games)
-                .where(among(s, Rating.bot_id, out)).order_by(Rating.bot_id, Rating.family)):
+        stmt = _list_statements(s.get_bind().dialect.name)[1]
+        for r in s.execute(stmt, {"ids": list(out)}):
             out[r.bot_id].append(r)
     return out
+
+
+@functools.cache
+def _list_statements(dialect: str) -> tuple[Select[*tuple[Any, ...]], ...]:
+    """:func:`admission_checks`' and :func:`ratings_of`'s statements, built once per
+    dialect with the bots' ids bound at execution (``ids``)."""
+    newest = (select(func.max(HealthCheck.id))
+              .where(among_bound(dialect, HealthCheck.bot_id, "ids"),
+                     HealthCheck.purpose.in_(bot_service.ADMISSION))
+              .group_by(HealthCheck.bot_id))
+    checks = select(*CHECK_COLUMNS).where(HealthCheck.id.in_(newest.scalar_subquery()))
+    ratings = (select(Rating.bot_id, Rating.family, Rating.rating, Rating.games)
+               .where(among_bound(dialect, Rating.bot_id, "ids"))
+               .order_by(Rating.bot_id, Rating.family))
+    return checks, ratings
 
 
 def bots_json(bots: list[Bot]) -> list[dict[str, Any]]:
