@@ -236,7 +236,7 @@ def rating_margin(games: int, family: str) -> float:
 
 def rating_html(value: float, games: int, family: str = "classic") -> Markup:
     """A rating with its ± (the title gives its 95% interval) and the provisional mark:
-    the ``rating`` macro of ``_macros.html``, which calls this.  A function, not template
+    ``rating`` in templates (``_macros.html`` exports it under that name).  A function, not template
     code: the leaderboard shows 50 of them, and a Jinja macro call with its ``set`` and
     five formatted numbers cost several times this (``family``, the one text a visitor can
     choose, is escaped as the template would)."""
