@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from arena.core.endpoints import endpoint_of
 from arena.core.families import family_of
+from arena.core.idlists import among
 from arena.core.models import Bot, Match, MatchResult, MatchSeat, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
@@ -277,20 +278,34 @@ def find_matches(s: Session, *, bot_id: int | None = None, ruleset: str | None =
     page = list(dict.fromkeys(found[:limit]))  # a bot sits once per match; be sure
     if not page:
         return [], False
-    seats: dict[int, list[SeatLine]] = {i: [] for i in page}
+    lines = {m.id: m for m in match_lines(s, s.execute(
+        select(*MATCH_LINE_COLUMNS).where(among(s, Match.id, page))))}
+    return [lines[i] for i in page if i in lines], len(found) > limit
+
+
+MATCH_LINE_COLUMNS = (Match.id, Match.kind, Match.state, Match.ruleset, Match.rated,
+                      Match.deals, Match.created_at, Match.finished_at)
+"""What a :class:`MatchLine` reads of a match."""
+
+
+def match_lines(s: Session, rows: Iterable[Any]) -> list[MatchLine]:
+    """``rows`` (:data:`MATCH_LINE_COLUMNS`, in the order wanted) as :class:`MatchLine`\\ s,
+    their seats with the bots' names read in one more statement: a list of matches without
+    building ``Match``, ``MatchSeat`` and ``Bot`` objects (each bot's info document decoded)."""
+    rows = list(rows)
+    if not rows:
+        return []
+    seats: dict[int, list[SeatLine]] = {m.id: [] for m in rows}
     for row in s.execute(
             select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
                    MatchSeat.rank, MatchSeat.score, MatchSeat.strikes)
             .join(Bot, Bot.id == MatchSeat.bot_id)
-            .where(MatchSeat.match_id.in_(page)).order_by(MatchSeat.match_id, MatchSeat.seat)):
+            .where(among(s, MatchSeat.match_id, seats))
+            .order_by(MatchSeat.match_id, MatchSeat.seat)):
         seats[row.match_id].append(SeatLine(row.seat, row.bot_id, row.name, row.rank,
                                             row.score, row.strikes))
-    lines = {m.id: MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals,
-                             m.created_at, m.finished_at, tuple(seats[m.id]))
-             for m in s.execute(select(Match.id, Match.kind, Match.state, Match.ruleset,
-                                       Match.rated, Match.deals, Match.created_at,
-                                       Match.finished_at).where(Match.id.in_(page)))}
-    return [lines[i] for i in page if i in lines], len(found) > limit
+    return [MatchLine(m.id, m.kind, m.state, m.ruleset, m.rated, m.deals, m.created_at,
+                      m.finished_at, tuple(seats[m.id])) for m in rows]
 
 
 
@@ -339,7 +354,7 @@ def bot_recent_seats(s: Session, bot_id: int, limit: int) -> list[BotSeatLine]:
     others: dict[int, list[str]] = {r.match_id: [] for r in rows}
     for match_id, name in s.execute(
             select(MatchSeat.match_id, Bot.name).join(Bot, Bot.id == MatchSeat.bot_id)
-            .where(MatchSeat.match_id.in_(list(others)), MatchSeat.bot_id != bot_id)
+            .where(among(s, MatchSeat.match_id, others), MatchSeat.bot_id != bot_id)
             .order_by(MatchSeat.match_id, MatchSeat.seat)):
         others[match_id].append(name)
     return [BotSeatLine(r.match_id, r.kind, r.state, r.ruleset, r.seat, r.rank, r.score,

@@ -234,9 +234,9 @@ def rating_margin(games: int, family: str) -> float:
     return margin_of(current_app.config, games, family)
 
 
-def rating_html(value: float, games: int, family: str) -> Markup:
+def rating_html(value: float, games: int, family: str = "classic") -> Markup:
     """A rating with its ± (the title gives its 95% interval) and the provisional mark:
-    the ``rating`` macro of ``_macros.html``, which calls this.  A function, not template
+    ``rating`` in templates (``_macros.html`` exports it under that name).  A function, not template
     code: the leaderboard shows 50 of them, and a Jinja macro call with its ``set`` and
     five formatted numbers cost several times this (``family``, the one text a visitor can
     choose, is escaped as the template would)."""
@@ -261,12 +261,30 @@ def bot_href(bot_id: int) -> str:
     return f"{prefix}{int(bot_id)}"
 
 
+def bot_link_html(bot_id: int, name: str) -> Markup:
+    """A link to a bot's page: the ``bot_link`` of ``_macros.html``.  A function, not a
+    macro: a Jinja macro call costs about 30 Python calls, and a page links up to 60 bots
+    (the leaderboard's rows and chart, the home page, a tournament's tables).  Escaped as
+    the macro's template escaped."""
+    return Markup(f'<a class="bot" href="{escape(bot_href(bot_id))}">{escape(name)}</a>')
+
+
+def state_badge_html(state: str) -> Markup:
+    """A match's or a tournament's state as a badge (a pulse while it plays): the
+    ``state_badge`` of ``_macros.html``, a function for the reason of :func:`bot_link_html`."""
+    pulse = '<span class="pulse" aria-hidden="true"></span>' if state in (
+        "running", "playing") else ""
+    text = escape(state)
+    return Markup(f'<span class="badge badge-{text}">{pulse}{text}</span>')
+
+
 def template_globals() -> dict[str, Any]:
     return {"csrf_token": csrf_token, "format_name": lambda f: FORMAT_NAMES.get(f, f),
             "signed_in_account": lambda: account_sessions.current(session()),
             "provisional_games": int(current_app.config["ELO_PROVISIONAL_GAMES"]),
             "fault_names": FAULT_NAMES, "rating_margin": rating_margin,
-            "rating_html": rating_html, "bot_href": bot_href}
+            "rating_html": rating_html, "bot_href": bot_href, "bot_link_html": bot_link_html,
+            "state_badge_html": state_badge_html}
 
 
 def card_filter(text: str) -> str:

@@ -13,12 +13,12 @@ import time
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template
 from sqlalchemy import func, select
-from sqlalchemy.orm import contains_eager
 
-from arena.core.models import Bot, Match, Rating, RatingFamily
+from arena.core.models import STATUS_COLUMNS, Bot, Match, Rating, RatingFamily, bot_status
 from arena.core.queue import get_queue
 from arena.core.storage import get_db, session
 from arena.core.tournament_models import Tournament
+from arena.play.matches import MATCH_LINE_COLUMNS, match_lines
 from arena.web.idempotency import issue_key
 from arena.web.limits import limited
 from arena.web.openapi import operation, page
@@ -26,9 +26,8 @@ from arena.web.shapes import responses as out
 from arena.web.shapes.requests import Empty
 
 from .live import HOME_MATCHES, live_now
-from .matches import seats_with_bots
 from .plumbing import app_object
-from .ratings import DEFAULT_FAMILY
+from .ratings import DEFAULT_FAMILY, RATING_COLUMNS, BotBrief, RatingLine
 
 bp = Blueprint("site", __name__)
 log = logging.getLogger(__name__)
@@ -80,14 +79,16 @@ def home() -> str:
                      .order_by(Tournament.id.desc()).limit(5)).all()
     recent_t = s.scalars(select(Tournament).where(Tournament.state == "finished")
                          .order_by(Tournament.id.desc()).limit(5)).all()
-    top = s.scalars(select(Rating).join(Rating.bot).where(Rating.family == DEFAULT_FAMILY,
-                                                         Bot.deleted_at.is_(None))
-                    .options(contains_eager(Rating.bot))
-                    .order_by(Rating.rating.desc(), Rating.bot_id).limit(5)).all()
+    # Columns, not objects: the top five and the newest six matches' seats were 29 whole
+    # ``Bot``s (each info document decoded) for a name and a status.
+    top = [RatingLine(*r[:4], BotBrief(r[4], bot_status(*r[5:]))) for r in s.execute(
+        select(*RATING_COLUMNS, Bot.name, *STATUS_COLUMNS).join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.family == DEFAULT_FAMILY, Bot.deleted_at.is_(None))
+        .order_by(Rating.rating.desc(), Rating.bot_id).limit(5))]
     # ix_matches_state_finished_at: the newest six, read backwards from the index.
-    recent = s.scalars(select(Match).where(Match.state == "finished")
-                       .options(seats_with_bots())
-                       .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)).all()
+    recent = match_lines(s, s.execute(
+        select(*MATCH_LINE_COLUMNS).where(Match.state == "finished")
+        .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)))
     return render_template("home.html", bots=bots, finished=int(finished or 0),
                            n_tournaments=n_tournaments, live=live, recent_t=recent_t,
                            top=top, recent=recent, now=live_now(), home_matches=HOME_MATCHES)

@@ -13,6 +13,7 @@ whole bracket.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -21,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from arena.core.idlists import among_bound
 from arena.core.models import Bot, Match, MatchResult, MatchSeat
 from arena.core.tournament_models import (
     Tournament,
@@ -93,37 +95,62 @@ class RoundView:
     tables: list[TableView] = field(default_factory=list)
 
 
-def load_rounds(s: Session, t: Tournament,
-                numbers: Sequence[int] | None = None) -> list[RoundView]:
+@dataclass(frozen=True)
+class RoundStatements:
+    """:func:`load_rounds`' statements, built once per dialect (:func:`_round_statements`)
+    with their values bound at execution: ``t`` (the tournament), ``numbers`` (the rounds
+    asked for), ``ids`` (rounds', then tables' ids).  Building them anew was about a third
+    of a bracket's render."""
+
+    rounds: Select[*tuple[Any, ...]]
+    some_rounds: Select[*tuple[Any, ...]]
+    tables: Select[*tuple[Any, ...]]
+    links: Select[*tuple[Any, ...]]
+
+
+@functools.cache
+def _round_statements(dialect: str) -> RoundStatements:
+    rounds = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
+                     TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
+              .where(TournamentRound.tournament_id == bindparam("t", type_=Integer))
+              .order_by(TournamentRound.number))
+    return RoundStatements(
+        rounds=rounds,
+        some_rounds=rounds.where(among_bound(dialect, TournamentRound.number, "numbers")),
+        tables=(select(TournamentTable.round_id, TournamentTable.id, TournamentTable.number,
+                       TournamentTable.state, TournamentTable.bots, TournamentTable.result)
+                .where(among_bound(dialect, TournamentTable.round_id, "ids"))
+                .order_by(TournamentTable.round_id, TournamentTable.number)),
+        links=(select(TournamentMatch.table_id, TournamentMatch.match_id,
+                      TournamentMatch.rotation, Match.state)
+               .join(Match, Match.id == TournamentMatch.match_id)
+               .where(among_bound(dialect, TournamentMatch.table_id, "ids"))
+               .order_by(TournamentMatch.table_id, TournamentMatch.rotation)))
+
+
+def load_rounds(s: Session, t: Tournament, numbers: Sequence[int] | None = None, *,
+                links: bool = True) -> list[RoundView]:
     """The tournament's rounds (or only those ``numbers``) with their tables, the tables'
-    links and the linked matches' states: three column statements however large the
-    tournament (as ORM objects, 64 tables and 128 matches built a graph of 200 rows: most
-    of the bracket's time)."""
-    stmt = (select(TournamentRound.id, TournamentRound.number, TournamentRound.state,
-                   TournamentRound.byes, TournamentRound.target, TournamentRound.advanced)
-            .where(TournamentRound.tournament_id == t.id).order_by(TournamentRound.number))
-    if numbers is not None:
-        stmt = stmt.where(TournamentRound.number.in_(list(numbers)))
-    rounds = [RoundView(*row) for row in s.execute(stmt)]
+    links and the linked matches' states (``links=False``: no links, one statement less):
+    three column statements however large the tournament (as ORM objects, 64 tables and
+    128 matches built a graph of 200 rows: most of the bracket's time)."""
+    stmts = _round_statements(s.get_bind().dialect.name)
+    if numbers is None:
+        found = s.execute(stmts.rounds, {"t": t.id})
+    else:
+        found = s.execute(stmts.some_rounds, {"t": t.id, "numbers": list(numbers)})
+    rounds = [RoundView(*row) for row in found]
     if not rounds:
         return rounds
     by_round = {r.id: r for r in rounds}
     tables: dict[int, TableView] = {}
-    for row in s.execute(select(TournamentTable.round_id, TournamentTable.id,
-                                TournamentTable.number, TournamentTable.state,
-                                TournamentTable.bots, TournamentTable.result)
-                         .where(TournamentTable.round_id.in_(list(by_round)))
-                         .order_by(TournamentTable.round_id, TournamentTable.number)):
-        table = TableView(*row[1:])
+    for round_id, *columns in s.execute(stmts.tables, {"ids": list(by_round)}):
+        table = TableView(*columns)
         tables[table.id] = table
-        by_round[row[0]].tables.append(table)
-    if tables:
-        for table_id, match_id, rotation, state in s.execute(
-                select(TournamentMatch.table_id, TournamentMatch.match_id,
-                       TournamentMatch.rotation, Match.state)
-                .join(Match, Match.id == TournamentMatch.match_id)
-                .where(TournamentMatch.table_id.in_(list(tables)))
-                .order_by(TournamentMatch.table_id, TournamentMatch.rotation)):
+        by_round[round_id].tables.append(table)
+    if tables and links:
+        for table_id, match_id, rotation, state in s.execute(stmts.links,
+                                                             {"ids": list(tables)}):
             tables[table_id].links.append(LinkView(match_id, rotation,
                                                    MatchState(match_id, state)))
     return rounds
@@ -139,11 +166,36 @@ def seats_by_match(s: Session, match_ids: Sequence[int]) -> dict[int, list[Any]]
     ``MatchSeat`` is), in one statement."""
     out: dict[int, list[Any]] = {m: [] for m in match_ids}
     if match_ids:
-        for x in s.execute(select(*SEAT_RESULT_COLUMNS)
-                           .where(MatchSeat.match_id.in_(list(match_ids)))
-                           .order_by(MatchSeat.match_id, MatchSeat.seat)):
+        for x in s.execute(_seats_statement(s.get_bind().dialect.name),
+                           {"ids": list(match_ids)}):
             out[x.match_id].append(x)
     return out
+
+
+@functools.cache
+def _seats_statement(dialect: str) -> Select[*tuple[Any, ...]]:
+    """:func:`seats_by_match`' statement, built once per dialect (``ids`` bound)."""
+    return (select(*SEAT_RESULT_COLUMNS).where(among_bound(dialect, MatchSeat.match_id, "ids"))
+            .order_by(MatchSeat.match_id, MatchSeat.seat))
+
+
+@functools.cache
+def _list_statements(dialect: str) -> tuple[Select[*tuple[Any, ...]], ...]:
+    """The statements of :func:`summaries` (entrants counted, matches counted per state)
+    and :func:`tournaments_json` (entrants with their names), built once per dialect with
+    the tournaments' ids bound at execution (``ids``)."""
+    counted = (select(TournamentEntrant.tournament_id, func.count())
+               .where(among_bound(dialect, TournamentEntrant.tournament_id, "ids"))
+               .group_by(TournamentEntrant.tournament_id))
+    by_state = (select(TournamentMatch.tournament_id, Match.state, func.count())
+                .join(Match, Match.id == TournamentMatch.match_id)
+                .where(among_bound(dialect, TournamentMatch.tournament_id, "ids"))
+                .group_by(TournamentMatch.tournament_id, Match.state))
+    named = (select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
+                    TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
+             .join(Bot, Bot.id == TournamentEntrant.bot_id)
+             .where(among_bound(dialect, TournamentEntrant.tournament_id, "ids")))
+    return counted, by_state, named
 
 
 def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
@@ -153,15 +205,9 @@ def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
     entrants: dict[int, int] = {}
     states: dict[int, dict[str, int]] = {i: {} for i in ids}
     if ids:
-        entrants = {tid: int(n) for tid, n in s.execute(
-            select(TournamentEntrant.tournament_id, func.count())
-            .where(TournamentEntrant.tournament_id.in_(ids))
-            .group_by(TournamentEntrant.tournament_id))}
-        for tid, state, n in s.execute(
-                select(TournamentMatch.tournament_id, Match.state, func.count())
-                .join(Match, Match.id == TournamentMatch.match_id)
-                .where(TournamentMatch.tournament_id.in_(ids))
-                .group_by(TournamentMatch.tournament_id, Match.state)):
+        counted, by_state, _ = _list_statements(s.get_bind().dialect.name)
+        entrants = {tid: int(n) for tid, n in s.execute(counted, {"ids": ids})}
+        for tid, state, n in s.execute(by_state, {"ids": ids}):
             states[tid][state] = int(n)
     out = []
     for t in rows:
@@ -223,17 +269,17 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     """The JSON of each tournament, for a whole list in three statements (entrants with
     their names, and matches per state), never a query per tournament."""
     ids = [t.id for t in rows]
-    entrants: dict[int, list[Any]] = {i: [] for i in ids}
+    entrants: dict[int, list[tuple[int, int | None, float | None, str]]] = {i: [] for i in ids}
     if ids:  # columns, not entrant objects: 512 of them for two tournaments of 256
-        for e in s.execute(select(TournamentEntrant.tournament_id, TournamentEntrant.bot_id,
-                                  TournamentEntrant.seed, TournamentEntrant.rating, Bot.name)
-                           .join(Bot, Bot.id == TournamentEntrant.bot_id)
-                           .where(TournamentEntrant.tournament_id.in_(ids))):
-            entrants[e.tournament_id].append((e, e.name))
+        # Unpacked into plain tuples once: three attribute reads of a row per entrant, in
+        # the sort and the list, were most of the list's time.
+        named = _list_statements(s.get_bind().dialect.name)[2]
+        for tid, bot_id, seed, rating, name in s.execute(named, {"ids": ids}):
+            entrants[tid].append((bot_id, seed, rating, name))
     counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
     out = []
     for t in rows:
-        listed = sorted(entrants[t.id], key=lambda x: (x[0].seed or 10**6, x[0].bot_id))
+        listed = sorted(entrants[t.id], key=lambda x: (x[1] or 10**6, x[0]))
         out.append({
             "id": t.id,
             "name": t.name,
@@ -257,16 +303,17 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
             "started_at": iso(t.started_at),
             "finished_at": iso(t.finished_at),
             "progress": counts[t.id],
-            "entrants": [{"bot": {"id": e.bot_id, "name": name}, "seed": e.seed,
-                          "rating": None if e.rating is None else round(e.rating, 1)}
-                         for e, name in listed],
+            "entrants": [{"bot": {"id": bot_id, "name": name}, "seed": seed,
+                          "rating": None if rating is None else round(rating, 1)}
+                         for bot_id, seed, rating, name in listed],
         })
     return out
 
 
 def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
     names = bot_names(s, t)
-    rows = compute_standings(s, t)
+    # The rounds and tables as columns, not ORM objects (256 entrants: 130 objects).
+    rows = compute_standings(s, t, load_rounds(s, t, links=False))
     items = []
     for r in rows:
         d = r.to_json()
@@ -294,9 +341,15 @@ def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
                if link.match.state == "finished"]
     seats = seats_by_match(s, partial)
     out_rounds = []
+    cards: dict[int, dict[str, Any]] = {}
 
     def bot(b: int) -> dict[str, Any]:
-        return {"id": b, "name": names.get(b, "?"), "seed": seeds.get(b)}
+        """A bot as the bracket shows it: one dict per bot, shared by every place it is
+        shown (a 256-bot Swiss bracket shows each bot about 70 times)."""
+        card = cards.get(b)
+        if card is None:
+            card = cards[b] = {"id": b, "name": names.get(b, "?"), "seed": seeds.get(b)}
+        return card
 
     for rnd in rounds:
         advanced = set(rnd.advanced["bots"]) if rnd.advanced else set()

@@ -506,14 +506,19 @@ def knockout_key(r: scoring.Standing) -> tuple[Any, ...]:
     return (-(r.round_reached or 0), r.place_in_round or 0, -r.score, r.seed, r.bot)
 
 
-def compute_standings(s: Session, t: Tournament) -> list[scoring.Standing]:
+def compute_standings(s: Session, t: Tournament,
+                      rounds: Sequence[Any] | None = None) -> list[scoring.Standing]:
     """Standings from the rounds closed so far (see :mod:`arena.tournaments.scoring`).  For
     a knockout: players still in first, then by the round they went out in, their place
-    there and their table score."""
+    there and their table score.  ``rounds``: every round of the tournament in number order,
+    with its ``tables``, already read (a reader passes them as columns,
+    :func:`arena.tournaments.present.load_rounds`); else loaded here as ORM objects, which
+    is what the writers, which change rounds in the same session, need."""
     seeds = seed_map(s, t)
-    rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
-                       .options(selectinload(TournamentRound.tables))
-                       .order_by(TournamentRound.number)).all()
+    if rounds is None:
+        rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                           .options(selectinload(TournamentRound.tables))
+                           .order_by(TournamentRound.number)).all()
     lines: list[list[scoring.TableLine]] = []
     byes: list[int] = []
     last: dict[int, tuple[int, int]] = dict.fromkeys(seeds, (0, 0))
