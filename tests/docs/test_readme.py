@@ -109,8 +109,8 @@ def test_the_development_section_matches_the_config() -> None:
         assert target in targets, f"README names `make {target}`; the Makefile has no such target"
     recipe = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
     assert "ruff check ." in recipe and "$(BIN)/mypy" in recipe
-    assert re.search(r"^test: lint\n\t\$\(BIN\)/python -m pytest -q -n \$\(TEST_WORKERS\) ",
-                     makefile, re.M)
+    assert re.search(r"^test: lint\n\t(?:[A-Z_]+=\S* )*(?:\\\n\s+)?\$\(BIN\)/python -m pytest -q "
+                     r"-n \$\(TEST_WORKERS\) ", makefile, re.M)
     workers = re.search(r"^TEST_WORKERS \?= (\d+)$", makefile, re.M)
     assert workers and f"`pytest -q -n {workers.group(1)}`" in section
     mypy = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
