@@ -416,6 +416,14 @@ def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
         return ctx
 
 
+_HEADS: dict[tuple[str, str, bool, tuple[tuple[str, str], ...]], tuple[bytes, h11.Request]] = {}
+"""Per (method, target, with a body, fixed headers): the request line and fixed headers as
+h11 serialised (and so validated) them, and the minimal h11 event for its bookkeeping.  Shared
+by the clients of a process: a worker makes four clients a match, each calling a bot at the
+same four targets as the last match's client did."""
+_HEADS_MAX: Final = 8192
+
+
 # Clients alive in this process, so that a fork()ed child can drop what it inherited.
 _CLIENTS: Final[weakref.WeakSet[BotClient]] = weakref.WeakSet()
 
@@ -737,10 +745,7 @@ class BotClient:
             ("Accept-Encoding", "identity"),
             ("Connection", "keep-alive"),
         ]
-        # Per (method, target): the request line and fixed headers, serialised (and so
-        # validated) by h11 once, and the minimal h11 Request events for its bookkeeping.
-        self._heads: dict[tuple[str, str], bytes] = {}
-        self._events: dict[tuple[str, str], h11.Request] = {}
+        self._header_key = tuple(self._static_headers)
         _CLIENTS.add(self)
 
     @property
@@ -844,8 +849,9 @@ class BotClient:
         100-continue, none of which the other headers or the body change).  Validating every
         header on every call was the largest part of the client's CPU per call.
         """
-        head = self._heads.get((method, target))
-        if head is None:
+        key = (method, target, body is not None, self._header_key)
+        found = _HEADS.get(key)
+        if found is None:
             headers = list(self._static_headers)
             if body is not None:
                 headers.append(("Content-Type", "application/json"))
@@ -853,16 +859,11 @@ class BotClient:
                 h11.Request(method=method, target=target, headers=headers)
             )
             assert wire is not None and wire.endswith(b"\r\n\r\n")
-            head = wire[:-2]
-            if len(self._heads) >= 64:
-                self._heads.clear()
-            self._heads[(method, target)] = head
-        event = self._events.get((method, target))
-        if event is None:
             event = h11.Request(method=method, target=target, headers=[("Host", self._host)])
-            if len(self._events) >= 64:
-                self._events.clear()
-            self._events[(method, target)] = event
+            if len(_HEADS) >= _HEADS_MAX:
+                _HEADS.clear()
+            found = _HEADS[key] = (wire[:-2], event)
+        head, event = found
         parts = [head]
         if body is not None:
             parts.append(b"Content-Length: %d\r\n" % len(body))
