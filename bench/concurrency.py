@@ -4,9 +4,12 @@
     python bench/concurrency.py --n 100 --think 500 --json
     python bench/concurrency.py --n 4 --think 100 --concurrency 0     # RQ's forking worker
     python bench/concurrency.py --n 100 --think 500 --against main --rounds 3
+    python bench/concurrency.py --n 100 --think 500 --against /work/wt/base \
+        --against-python /work/wt/base/.venv/bin/python --rounds 2
 
 ``--against REF`` runs a second worker from a git worktree of ``REF`` (made in a temporary
-folder, removed at the end) beside this checkout's, in the same run: same database, bots,
+folder, removed at the end; or, when REF is the folder of a checkout, that checkout as it
+stands, left in place) beside this checkout's, in the same run: same database, bots,
 matches and machine, the two alternating run by run (this tree first, then REF, then REF
 first...) so drifting machine load hits both.  It prints each run and then, per think time
 and N, the median CPU per move of each and their ratio (this tree / REF).  Only the worker
@@ -370,7 +373,8 @@ def main() -> int:
     ap.add_argument("--profile", default=None, metavar="DIR",
                     help="record the worker with py-spy (collapsed stacks) into DIR")
     ap.add_argument("--against", default=None, metavar="REF",
-                    help="also run REF's worker (a git worktree of it), alternating with ours")
+                    help="also run REF's worker (a git worktree of it, or the checkout in "
+                         "folder REF), alternating with ours")
     ap.add_argument("--rounds", type=int, default=1,
                     help="runs of each tree per think time and N (with --against)")
     ap.add_argument("--against-python", default=None, metavar="PATH",
@@ -378,7 +382,8 @@ def main() -> int:
                          "dependencies (default: this one)")
     args = ap.parse_args()
     trees: list[tuple[str, str | None, str | None]] = [("this", None, None)]
-    other = worktree_of(args.against) if args.against else None
+    made = bool(args.against) and not Path(args.against).is_dir()
+    other = (worktree_of(args.against) if made else args.against) if args.against else None
     if other is not None:
         trees.append((args.against, other, args.against_python))
 
@@ -437,7 +442,7 @@ def main() -> int:
                         if not args.json:
                             print(line(res), flush=True)
     finally:
-        if other is not None:
+        if other is not None and made:
             subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force",
                             other], check=False, capture_output=True)
         if bot_proc is not None:

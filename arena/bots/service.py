@@ -35,13 +35,14 @@ one endpoint twice (:func:`arena.play.matches.create_match`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import re
 import time
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import Row, func, or_, select, union_all
+from sqlalchemy import Row, bindparam, func, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -384,24 +385,39 @@ def recent_seats(s: Session, bots: list[Bot], limit: int) -> dict[int, list[Row[
     """Each bot's seats in its newest ``limit`` finished matches since it was last judged
     afresh (``judged_since``), newest first: one statement for all of them (a ``UNION ALL``
     of one limited query a bot, each served by the bot's index), not one a bot."""
-    parts = []
-    for bot in bots:
-        stmt = (select(MatchSeat.bot_id, Match.id, MatchSeat.forfeited, MatchSeat.strikes,
-                       MatchSeat.calls, Match.finished_at)
-                .join(Match, Match.id == MatchSeat.match_id)
-                .where(MatchSeat.bot_id == bot.id, Match.state == "finished"))
-        if bot.judged_since is not None:
-            stmt = stmt.where(Match.created_at >= bot.judged_since)
-        parts.append(stmt.order_by(Match.finished_at.desc(), Match.id.desc())
-                     .limit(limit).subquery().select())
-    if not parts:
+    if not bots:
         return {}
+    params: dict[str, Any] = {"limit": limit}
+    for i, bot in enumerate(bots):
+        params[f"bot{i}"] = bot.id
+        if bot.judged_since is not None:
+            params[f"since{i}"] = bot.judged_since
+    stmt = _recent_seats_statement(tuple(bot.judged_since is not None for bot in bots))
     out: dict[int, list[Row[Any]]] = {}
-    for row in s.execute(parts[0] if len(parts) == 1 else union_all(*parts)):
+    for row in s.execute(stmt, params):
         out.setdefault(row.bot_id, []).append(row)
     for rows in out.values():  # a union keeps no order: newest first again
         rows.sort(key=lambda r: (r.finished_at or _NEVER, r.id), reverse=True)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _recent_seats_statement(judged: tuple[bool, ...]) -> Any:
+    """:func:`recent_seats`' statement for bots of which those marked ``judged`` have a
+    ``judged_since``, its values as parameters (``bot<i>``, ``since<i>``, ``limit``).  Built
+    once per shape (a match's finish judges its four bots): building the union and working
+    out its cache key again at every finish cost a few milliseconds of CPU each time."""
+    parts = []
+    for i, since in enumerate(judged):
+        stmt = (select(MatchSeat.bot_id, Match.id, MatchSeat.forfeited, MatchSeat.strikes,
+                       MatchSeat.calls, Match.finished_at)
+                .join(Match, Match.id == MatchSeat.match_id)
+                .where(MatchSeat.bot_id == bindparam(f"bot{i}"), Match.state == "finished"))
+        if since:
+            stmt = stmt.where(Match.created_at >= bindparam(f"since{i}"))
+        parts.append(stmt.order_by(Match.finished_at.desc(), Match.id.desc())
+                     .limit(bindparam("limit")).subquery().select())
+    return parts[0] if len(parts) == 1 else union_all(*parts)
 
 
 # --- presentation ----------------------------------------------------------------------------

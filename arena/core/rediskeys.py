@@ -25,6 +25,7 @@ refuses an app whose namespace differs from the prefix RQ already took, unless
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -78,8 +79,11 @@ def location_of(database_url: str) -> str:
     return f"{backend}|{','.join(pairs)}|{url.database or ''}"
 
 
+@functools.lru_cache(maxsize=32)
 def derived_namespace(database_url: str) -> str:
-    """The namespace of a deployment on this database (module docstring)."""
+    """The namespace of a deployment on this database (module docstring).  Remembered: every
+    Redis key a worker names goes through here (parsing the URL and hashing it cost a worker
+    about a millisecond of CPU a match)."""
     if not database_url:
         return EMBEDDED_NAMESPACE
     digest = hashlib.sha256(location_of(database_url).encode()).hexdigest()[:8]

@@ -157,9 +157,12 @@ class TournamentLink:
         """Look the tournament up in the caller's transaction (one that reads the match)."""
         from arena.core.tournament_models import TournamentMatch
 
-        self._id = s.scalar(select(TournamentMatch.tournament_id)
-                            .where(TournamentMatch.match_id == self.match_id))
-        self._looked_up = True
+        self.found(s.scalar(select(TournamentMatch.tournament_id)
+                            .where(TournamentMatch.match_id == self.match_id)))
+
+    def found(self, tournament_id: int | None) -> None:
+        """The tournament, as the caller looked it up (:func:`load_table`)."""
+        self._id, self._looked_up = tournament_id, True
 
     def tournament_id(self) -> int | None:
         """The tournament's id (None: none, or the database did not answer: then the clock
@@ -458,12 +461,12 @@ def load_table(app: Flask, match_id: int, token: str,
         # A rotation of the secrets takes effect from the next match; during its grace
         # period the previous secret signs too.
         now = utcnow()
-        shared = reseed.deals_shared(s, match_id)
+        shared, tournament_id = reseed.shared_and_tournament(s, match_id)
         # A retry deals new cards: its bots saw the last attempt's (arena.play.reseed).  The
         # log records the seed dealt, so verify and the replay re-deal exactly what was played.
         seed = match.seed if shared else reseed.attempt_seed(match.seed, match.attempts)
         if link is not None:
-            link.look_up(s)
+            link.found(tournament_id)
         return Table(
             ruleset=match.ruleset, deals=match.deals, attempt=match.attempts,
             limits=limits_of(match), seed=seed,

@@ -76,6 +76,21 @@ def deals_shared(s: Session, match_id: int) -> bool:
     return int(set_rotations or 0) > 1
 
 
+def shared_and_tournament(s: Session, match_id: int) -> tuple[bool, int | None]:
+    """:func:`deals_shared`, and the match's tournament (None: it is in none), in one
+    statement: what a worker asks of every match it starts (instead of three statements)."""
+    table = select(TournamentMatch.table_id).where(TournamentMatch.match_id == match_id)
+    rotations = (select(func.count()).select_from(TournamentMatch)
+                 .where(TournamentMatch.table_id.in_(table.scalar_subquery())))
+    ladder_set = select(LadderSetMatch.set_id).where(LadderSetMatch.match_id == match_id)
+    set_rotations = (select(func.count()).select_from(LadderSetMatch)
+                     .where(LadderSetMatch.set_id.in_(ladder_set.scalar_subquery())))
+    tournament = select(TournamentMatch.tournament_id).where(TournamentMatch.match_id == match_id)
+    row = s.execute(select(rotations.scalar_subquery(), set_rotations.scalar_subquery(),
+                           tournament.scalar_subquery())).one()
+    return int(row[0] or 0) > 1 or int(row[1] or 0) > 1, row[2]
+
+
 def dealt_seed(s: Session, match: Match, attempt: int) -> int:
     """The seed ``match``'s attempt ``attempt`` deals from: a new one per retry, except at a
     duplicate table (see the module docstring)."""

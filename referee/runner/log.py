@@ -22,6 +22,7 @@ changed, so a v1 log replays exactly as before (its ``url`` is not looked at).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -56,8 +57,12 @@ READABLE_VERSIONS = (1, 2)
 """The versions :func:`verify` reads (see the module docstring for what changed)."""
 
 
+@functools.cache
 def engine_version() -> str:
-    """The installed ``big-two-arena`` version (the engine that wrote a log)."""
+    """The installed ``big-two-arena`` version (the engine that wrote a log).
+
+    Looked up once per process: ``importlib.metadata`` scans every folder of ``sys.path`` for
+    the distribution on each call (milliseconds), and a worker writes a log per match."""
     try:
         return metadata.version("big-two-arena")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout

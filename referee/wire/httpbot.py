@@ -14,29 +14,36 @@ Each call has ONE absolute deadline, ``time.monotonic() + deadline_s``.  The
 client is a small HTTP/1.1 client on ``h11`` (the sans-IO HTTP/1.1 state
 machine from python-hyper): h11 only parses and serialises bytes, it never
 touches a socket, so every blocking operation of the exchange is ours, and each
-goes through one choke point, :func:`_bounded`, which sets the socket timeout
-to the time left until the deadline (or raises the timeout fault when none is
-left) before the operation runs:
+is bounded by the time left until the deadline (or raises the timeout fault when none is
+left) before it runs:
 
 * DNS: :func:`referee.wire.netguard.resolve_checked` waits at most the time left
   (the lookup runs on a daemon thread, since ``getaddrinfo`` cannot be
   interrupted).
-* TCP connect, the TLS handshake (``do_handshake_on_connect=False``, then one
-  bounded ``do_handshake``), every ``send`` and every ``recv``.
+* TCP connect and the TLS handshake (``do_handshake_on_connect=False``, then one
+  bounded ``do_handshake``) go through :func:`_bounded`, which sets the socket timeout
+  to the time left.
+* Every ``send`` and every ``recv`` of an open connection go through :func:`_send` and
+  :func:`_recv`: an open connection is non-blocking, each operation is tried at once, and
+  only when it would block does the call wait, in one ``poll`` of at most the time left.
+  (A socket timeout costs two more system calls per operation, each releasing the GIL:
+  setting it, and a ``poll`` before every operation, even one that would not block.  In
+  a worker running a hundred matches, every release is a chance for another thread to
+  take the interpreter.)
 
 Because no socket operation can outlast the deadline and the loop re-reads the
 clock before each one, the whole exchange is bounded whatever the bot does:
 status line, headers and body are all just bytes fed to h11, so keep-alive or
 ``Connection: close``, HTTP/1.0 or 1.1, ``Content-Length``, chunked or
-read-until-EOF framing all end at the deadline the same way.  (CPython's
-``ssl`` read, write and handshake honour the socket timeout as a total for the
-operation, retries included, so a TLS record trickled byte by byte is cut off
-too.)  The previous design, ``requests``/urllib3 plus a watchdog thread that
-shut sockets down, failed exactly here: for responses http.client treats as
-"will close" the socket changes hands and the watchdog lost it, leaving only
-per-``recv`` timeouts that a trickler always beats.  A call that ends after its
-deadline is a ``TIMEOUT`` whatever else happened, and nothing read from a call
-cut off mid-way is trusted.
+read-until-EOF framing all end at the deadline the same way.  (A TLS record
+trickled byte by byte is cut off too: the handshake honours the socket timeout as a total,
+retries included, and a read of an unfinished record waits in :func:`_recv`'s loop, which
+re-reads the clock before each try.)  The previous design, ``requests``/urllib3
+plus a watchdog thread that shut sockets down, failed exactly here: for responses
+http.client treats as "will close" the socket changes hands and the watchdog lost it,
+leaving only per-``recv`` timeouts that a trickler always beats.  A call that ends after
+its deadline is a ``TIMEOUT`` whatever else happened, and nothing read from a call cut off
+mid-way is trusted.
 
 Connections and pinning
 -----------------------
@@ -98,6 +105,7 @@ import ipaddress
 import json
 import os
 import re
+import select
 import socket
 import ssl
 import threading
@@ -268,7 +276,7 @@ def _timeout() -> _CallFaultError:
     return _CallFaultError(Fault.TIMEOUT, "no complete answer before the deadline")
 
 
-# --------------------------------------------------------------------------- the choke point
+# --------------------------------------------------------------------------- the choke points
 
 _T = TypeVar("_T")
 
@@ -282,10 +290,10 @@ def _bounded(
 ) -> _T:
     """Run one blocking socket operation, bounded by the call's absolute ``deadline``.
 
-    Every blocking operation of an exchange goes through here: it sets the
-    socket timeout to the time left (at most ``cap``) and turns a socket
-    timeout into the call's ``TIMEOUT`` fault, so no operation, and hence no
-    sequence of them, can outlast the deadline.
+    Connecting and the TLS handshake go through here (an open connection's ``send`` and
+    ``recv``, through :func:`_send` and :func:`_recv`): it sets the socket timeout to the
+    time left (at most ``cap``) and turns a socket timeout into the call's ``TIMEOUT``
+    fault, so no operation, and hence no sequence of them, can outlast the deadline.
     """
     left = deadline - time.monotonic()
     if left <= 0:
@@ -295,6 +303,49 @@ def _bounded(
         return op(*args)
     except TimeoutError:
         raise _timeout() from None
+
+
+def _wait(sock: socket.socket, events: int, deadline: float) -> None:
+    """Wait until ``sock`` is ready for ``events`` (``select.POLLIN``/``POLLOUT``) or the
+    deadline passes (the caller's loop then raises the timeout)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timeout()
+    poller = select.poll()
+    poller.register(sock, events)
+    poller.poll(left * 1000)  # milliseconds, rounded up: never a busy wait at the end
+
+
+def _recv(sock: socket.socket, deadline: float, *, wait: bool = False) -> bytes:
+    """The next bytes from an open (non-blocking) connection, ``b""`` at its end, waiting at
+    most until ``deadline``; a TLS record arriving in pieces is waited for piece by piece.
+    ``wait``: nothing is expected yet (the request has just gone), so the first try is a
+    wait rather than a read that would only say it would block."""
+    if wait and not (isinstance(sock, ssl.SSLSocket) and sock.pending()):
+        _wait(sock, select.POLLIN, deadline)
+    while True:
+        if deadline <= time.monotonic():
+            raise _timeout()
+        try:
+            return sock.recv(_RECV_SIZE)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            _wait(sock, select.POLLIN, deadline)
+        except ssl.SSLWantWriteError:
+            _wait(sock, select.POLLOUT, deadline)
+
+
+def _send(sock: socket.socket, data: memoryview, deadline: float) -> int:
+    """Send what an open (non-blocking) connection takes of ``data`` now, waiting at most
+    until ``deadline`` for it to take any; returns how many bytes it took."""
+    while True:
+        if deadline <= time.monotonic():
+            raise _timeout()
+        try:
+            return sock.send(data)
+        except (BlockingIOError, ssl.SSLWantWriteError):
+            _wait(sock, select.POLLOUT, deadline)
+        except ssl.SSLWantReadError:
+            _wait(sock, select.POLLIN, deadline)
 
 
 # --------------------------------------------------------------------------- connections
@@ -323,11 +374,13 @@ class _Request:
 
 
 class _Conn:
-    """One open connection to a bot, with its h11 state machine."""
+    """One open connection to a bot, with its h11 state machine.  Its socket is non-blocking
+    from here on: :func:`_send` and :func:`_recv` bound each operation."""
 
     __slots__ = ("h11", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
         self.sock = sock
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=_MAX_HEAD_BYTES)
 
@@ -337,14 +390,10 @@ class _Conn:
             self.sock.close()
 
     def looks_alive(self) -> bool:
-        """Before reuse: an idle connection with anything to read was closed or is garbage."""
-        sock = self.sock
+        """Before reuse: an idle connection with anything to read was closed or is garbage
+        (one non-blocking ``recv``)."""
         try:
-            sock.setblocking(False)
-            try:
-                sock.recv(1)
-            finally:
-                sock.setblocking(True)
+            self.sock.recv(1)
         except (BlockingIOError, ssl.SSLWantReadError):
             return True  # nothing waiting: the normal case
         except OSError:
@@ -365,6 +414,14 @@ def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
             ctx.set_alpn_protocols(["http/1.1"])
             _TLS_CONTEXTS[ca_bundle] = ctx
         return ctx
+
+
+_HEADS: dict[tuple[str, str, bool, tuple[tuple[str, str], ...]], tuple[bytes, h11.Request]] = {}
+"""Per (method, target, with a body, fixed headers): the request line and fixed headers as
+h11 serialised (and so validated) them, and the minimal h11 event for its bookkeeping.  Shared
+by the clients of a process: a worker makes four clients a match, each calling a bot at the
+same four targets as the last match's client did."""
+_HEADS_MAX: Final = 8192
 
 
 # Clients alive in this process, so that a fork()ed child can drop what it inherited.
@@ -435,7 +492,7 @@ def _send_on(conn: _Conn, request: _Request, deadline: float, reused: bool) -> N
     view = memoryview(request.wire)
     try:
         while view:
-            sent = _bounded(sock, deadline, sock.send, view)
+            sent = _send(sock, view, deadline)
             view = view[sent:]
     except _STALE_ERRORS:
         if reused:
@@ -534,10 +591,12 @@ class _Answer:
             Fault.CONNECTION, "connection closed before the answer was complete", self.status
         )
 
-    def receive(self, sock: socket.socket, deadline: float, reused: bool) -> bytes:
-        """The next bytes from the bot (``b""``: end of file), counted against the caps."""
+    def receive(self, sock: socket.socket, deadline: float, reused: bool,
+                wait: bool = False) -> bytes:
+        """The next bytes from the bot (``b""``: end of file), counted against the caps
+        (``wait``: see :func:`_recv`)."""
         try:
-            data = _bounded(sock, deadline, sock.recv, _RECV_SIZE)
+            data = _recv(sock, deadline, wait=wait)
         except _CallFaultError:
             # The status was in before the deadline: it is the verdict, with what came of
             # its body (a body that stalls is no reason to call it a timeout).
@@ -686,10 +745,7 @@ class BotClient:
             ("Accept-Encoding", "identity"),
             ("Connection", "keep-alive"),
         ]
-        # Per (method, target): the request line and fixed headers, serialised (and so
-        # validated) by h11 once, and the minimal h11 Request events for its bookkeeping.
-        self._heads: dict[tuple[str, str], bytes] = {}
-        self._events: dict[tuple[str, str], h11.Request] = {}
+        self._header_key = tuple(self._static_headers)
         _CLIENTS.add(self)
 
     @property
@@ -793,8 +849,9 @@ class BotClient:
         100-continue, none of which the other headers or the body change).  Validating every
         header on every call was the largest part of the client's CPU per call.
         """
-        head = self._heads.get((method, target))
-        if head is None:
+        key = (method, target, body is not None, self._header_key)
+        found = _HEADS.get(key)
+        if found is None:
             headers = list(self._static_headers)
             if body is not None:
                 headers.append(("Content-Type", "application/json"))
@@ -802,16 +859,11 @@ class BotClient:
                 h11.Request(method=method, target=target, headers=headers)
             )
             assert wire is not None and wire.endswith(b"\r\n\r\n")
-            head = wire[:-2]
-            if len(self._heads) >= 64:
-                self._heads.clear()
-            self._heads[(method, target)] = head
-        event = self._events.get((method, target))
-        if event is None:
             event = h11.Request(method=method, target=target, headers=[("Host", self._host)])
-            if len(self._events) >= 64:
-                self._events.clear()
-            self._events[(method, target)] = event
+            if len(_HEADS) >= _HEADS_MAX:
+                _HEADS.clear()
+            found = _HEADS[key] = (wire[:-2], event)
+        head, event = found
         parts = [head]
         if body is not None:
             parts.append(b"Content-Length: %d\r\n" % len(body))
@@ -961,7 +1013,7 @@ class BotClient:
         """
         _send_on(conn, request, deadline, reused)
         answer = _Answer(self.max_body, self.error_body_max)
-        first = answer.receive(conn.sock, deadline, reused)
+        first = answer.receive(conn.sock, deadline, reused, wait=True)
         if first:
             body = _plain_answer(first, self.max_body)
             if body is not None:

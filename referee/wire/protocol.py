@@ -8,6 +8,7 @@ The full description, JSON Schemas and a real example are in ``docs/protocol.md`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -73,32 +74,44 @@ class MoveRequest(dict[str, Any]):
         self.fragments = fragments
 
     def encoded(self) -> bytes:
-        """The UTF-8 JSON body, byte for byte what the plain encoding gives."""
-        frags, enc = self.fragments, WIRE_JSON.encode
-        parts: list[str] = []
-        run: dict[str, Any] = {}
-        for key, value in self.items():
-            frag = frags.get(key)
-            if frag is None or frag[0] is not value:
-                run[key] = value
-                continue
-            if run:  # the fields between two fragments: one encoding, without its braces
-                parts.append(enc(run)[1:-1])
-                run = {}
-            parts.append(_key_text(key) + frag[1]())
-        if run:
-            parts.append(enc(run)[1:-1])
-        return ("{" + ",".join(parts) + "}").encode("utf-8")
+        """The UTF-8 JSON body, byte for byte what the plain encoding gives.
+
+        One encoding of the request with a mark in place of each field whose text is kept
+        (``"\\u0000<field>"``: a NUL, which no text of a request holds), then each mark
+        replaced by its text.  Should a mark not be found exactly once for some reason (a
+        NUL in a match id given to the command line), the plain encoding is returned."""
+        frags = self.fragments
+        marked: dict[str, Any] | None = None
+        texts: list[tuple[str, Callable[[], str]]] = []
+        for key, (value, text) in frags.items():
+            if self.get(key, _ABSENT) is value:
+                if marked is None:
+                    marked = dict(self)
+                marked[key] = _MARK + key
+                texts.append((key, text))
+        if marked is None:
+            return WIRE_JSON.encode(self).encode("utf-8")
+        out = WIRE_JSON.encode(marked)
+        if out.count(_MARK_TEXT) != len(texts):
+            return WIRE_JSON.encode(self).encode("utf-8")
+        for key, text in texts:
+            out = out.replace(_mark_text(key), text(), 1)
+        return out.encode("utf-8")
 
 
-_KEY_TEXTS: dict[str, str] = {}
-"""``"key":`` as the wire writes it, for the few fields that have fragments."""
+_ABSENT = object()
+_MARK = "\x00"
+"""What a kept field's value is replaced by (followed by the field's name) before encoding."""
+_MARK_TEXT = WIRE_JSON.encode(_MARK)[1:-1]
+"""How the wire writes a mark's NUL (``\\u0000``)."""
+_MARK_TEXTS: dict[str, str] = {}
 
 
-def _key_text(key: str) -> str:
-    text = _KEY_TEXTS.get(key)
+def _mark_text(key: str) -> str:
+    """The mark of field ``key`` as the wire writes it (quotes included)."""
+    text = _MARK_TEXTS.get(key)
     if text is None:
-        text = _KEY_TEXTS[key] = WIRE_JSON.encode(key) + ":"
+        text = _MARK_TEXTS[key] = WIRE_JSON.encode(_MARK + key)
     return text
 
 
@@ -266,9 +279,9 @@ def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
                       f"{turn}", say)
     raw = data.get("move", data.get("cards"))
     if isinstance(raw, str):
-        ids = {move_id(m): m for m in legal}
-        if raw in ids:
-            return Answer(ids[raw], None, dropped, say)
+        chosen = _legal_move_with_id(raw, legal)
+        if chosen is not None:
+            return Answer(chosen, None, dropped, say)
         if "move" in data:
             return Answer(None, AnswerFault.UNKNOWN_MOVE, f"no legal move has id {raw!r}", say)
     if not isinstance(raw, (str, list)) or (
@@ -284,6 +297,19 @@ def judge_answer(data: Any, turn: int, legal: list[int], hand: int) -> Answer:
     if mask not in legal:
         return Answer(None, AnswerFault.ILLEGAL, "not a legal play now", say)
     return Answer(mask, None, dropped, say)
+
+
+def _legal_move_with_id(raw: str, legal: list[int]) -> int | None:
+    """The legal move whose id is ``raw``, or None.
+
+    An id names its cards (:func:`~referee.game.cards.move_id`, which parsing inverts), so the
+    answer is parsed once and its own id compared, instead of naming every legal move at every
+    turn to look it up."""
+    try:
+        move = parse_move(raw)
+    except CardError:
+        return None
+    return move if move in legal and move_id(move) == raw else None
 
 
 def _say(value: Any) -> tuple[str | None, str]:

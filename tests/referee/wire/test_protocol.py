@@ -4,6 +4,7 @@ files match their generator, answers are judged as documented, and the docs' exa
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import json
 import random
@@ -16,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from referee import Deal, find_ruleset, preset_names
 from referee.game.cards import move_id, parse_mask
+from referee.game.view import WIRE_JSON
 from referee.runner.match import Limits, run_match
 from referee.wire.players import LocalPlayer, Player
 from referee.wire.protocol import (
@@ -226,3 +228,50 @@ def test_a_description_breaking_the_text_rule_is_invalid(key: str, bad: str) -> 
 def test_description_check_agrees_with_schema(info: Any, ok: bool) -> None:
     assert (check_description(info) is None) == ok
     assert validator("describe-answer").is_valid(info) == ok
+
+
+EXAMPLE_BODY_SHA256 = "11e0c355cd54f7694df54612ffcbc3513c0d2c25926007c1de4ae3639de4736e"
+"""The example ``/move`` request's body (``docs/protocol.md``), as sent since protocol 1: the
+splicing of kept texts (``MoveRequest.encoded``) must never change a byte of it."""
+
+
+def test_the_example_requests_bytes_are_pinned() -> None:
+    request, _ = example_exchange()
+    body = request.encoded()
+    assert body == WIRE_JSON.encode(dict(request)).encode("utf-8")
+    assert (len(body), hashlib.sha256(body).hexdigest()) == (2305, EXAMPLE_BODY_SHA256)
+
+
+@pytest.mark.parametrize("match_id", ["\x00rules", "\x00history", "m\x00"])
+def test_a_match_id_holding_a_nul_is_still_encoded_exactly(match_id: str) -> None:
+    """The kept texts are spliced in where marks holding a NUL stand; a NUL anywhere else
+    (a match id given to the command line) must not be taken for a mark."""
+    deal = Deal.new(find_ruleset("standard"), 7)
+    for _ in range(5):
+        deal.push(deal.legal_moves()[0])
+    request = move_request(deal, deal.to_move, match_id=match_id, turn=len(deal.log),
+                           scores=[0, 0, 0, 0], deadline_ms=1000, time_bank_ms=0,
+                           last_latency_ms=None)
+    assert request.encoded() == WIRE_JSON.encode(dict(request)).encode("utf-8")
+
+
+@pytest.mark.parametrize("name", ["standard", "taiwan", "pusoy-dos", "president"])
+def test_an_id_is_accepted_exactly_when_it_is_a_legal_moves_id(name: str) -> None:
+    """Answers by id are judged by parsing the id (not by naming every legal move): the same
+    verdicts as looking it up among the request's ids, variants of an id included."""
+    rules = find_ruleset(name)
+    chooser = random.Random(name)
+    for seed in range(3):
+        deal = Deal.new(rules, seed)
+        while deal.outcome is None:
+            legal = deal.legal_moves()
+            ids = {move_id(m): m for m in legal}
+            hand = deal.hands[deal.to_move]
+            for mid in ids:
+                variants = {mid.lower(), mid.replace("-", " "), "-".join(mid.split("-")[::-1]),
+                            f" {mid}", mid.upper(), "PASS" if mid == "pass" else mid + "-"}
+                for raw in {mid} | variants:
+                    judged = judge_answer({"move": raw}, 0, legal, hand)
+                    assert judged.move == ids.get(raw), (raw, judged)
+                    assert (judged.fault is None) == (raw in ids)
+            deal.push(chooser.choice(legal))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -141,6 +142,33 @@ def test_request_ids_are_fresh_and_well_formed() -> None:
     ids = {new_request_id() for _ in range(1000)}
     assert len(ids) == 1000
     assert all(request_id_ok(i) for i in ids)
+
+
+def test_request_ids_differ_between_threads_and_after_a_fork() -> None:
+    """Ids are drawn in batches per thread: no two threads, and no forked child and its
+    parent, may hand out the same ones."""
+    new_request_id()  # this thread's batch is drawn
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.extend(new_request_id() for _ in range(100)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids, to the parent
+        try:
+            os.write(write, " ".join(new_request_id() for _ in range(10)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as f:
+        child = f.read().split()
+    parent = [new_request_id() for _ in range(10)]
+    everything = seen + child + parent
+    assert len(child) == 10 and len(set(everything)) == len(everything) == 420
 
 
 def test_the_cache_forgets_after_its_window_and_beyond_its_size() -> None:
