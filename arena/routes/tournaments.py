@@ -149,14 +149,27 @@ def tournaments() -> str:
 def _entrant_choices() -> tuple[list[Any], bool]:
     """The bots the form offers (``id`` and ``name``: columns, not 256 whole bots with
     their info documents decoded): at most ``TOURNAMENT_MAX_ENTRANTS``, the highest rated
-    (classic family) first, listed by name; and whether there are more (the API takes any
-    bot ids).  A form of 10,000 checkboxes would be neither usable nor cheap."""
+    (classic family) first, then unrated bots by id, listed by name; and whether there are
+    more (the API takes any bot ids).  A form of 10,000 checkboxes would be neither usable
+    nor cheap.
+
+    Two statements rather than one outer join ordered ``rating DESC NULLS LAST``: that
+    order has no index, so the join sorted every bot on each render (100 ms at 100,000
+    bots); the rated bots come off ``ix_ratings_family_rating`` read backwards and stop at
+    the cap, and the unrated ones are read only when the rated ones do not fill it."""
     cap = int(current_app.config["TOURNAMENT_MAX_ENTRANTS"])
-    rows = list(session().execute(
-        select(Bot.id, Bot.name).outerjoin(Rating, (Rating.bot_id == Bot.id)
-                              & (Rating.family == DEFAULT_FAMILY))
-        .where(Bot.deleted_at.is_(None))
-        .order_by(Rating.rating.desc().nulls_last(), Bot.id).limit(cap + 1)))
+    s = session()
+    rated = list(s.execute(
+        select(Bot.id, Bot.name).join(Rating, Rating.bot_id == Bot.id)
+        .where(Rating.family == DEFAULT_FAMILY, Bot.deleted_at.is_(None))
+        .order_by(Rating.rating.desc(), Bot.id).limit(cap + 1)))
+    rows = rated
+    if len(rated) <= cap:
+        has_rating = select(Rating.bot_id).where(Rating.bot_id == Bot.id,
+                                                 Rating.family == DEFAULT_FAMILY).exists()
+        rows += s.execute(select(Bot.id, Bot.name)
+                          .where(Bot.deleted_at.is_(None), ~has_rating)
+                          .order_by(Bot.id).limit(cap + 1 - len(rated)))
     return sorted(rows[:cap], key=lambda b: b.name), len(rows) > cap
 
 

@@ -520,3 +520,42 @@ def test_long_rule_set_names_are_kept_whole_and_only_overlong_ones_refused(
                       headers=admin_headers())
     assert bad.status_code == 400 and "cannot read rule-set option" in \
         bad.get_json()["error"]["message"]
+
+
+@both_backends
+def test_the_form_offers_the_highest_rated_bots_then_unrated_ones_up_to_the_cap(
+        app: Flask, client: FlaskClient) -> None:
+    """``/tournaments/new`` lists at most TOURNAMENT_MAX_ENTRANTS bots: the highest rated in
+    the classic family first, then unrated bots by id; deleted bots never; and it says when
+    there are more."""
+    from arena.core.models import Rating, utcnow
+
+    app.config["TOURNAMENT_MAX_ENTRANTS"] = 4
+    with get_db(app).begin() as s:
+        ids = []
+        for i in range(7):
+            b = Bot(name=f"form-{chr(ord('g') - i)}", url=f"http://127.0.0.1:{9100 + i}/",
+                    token_hash="0" * 64, check_state="passed")
+            s.add(b)
+            s.flush()
+            ids.append(b.id)
+        # Rated: ids[1] (1700) above ids[4] (1600) above ids[6] (deleted); ids[5] rated in
+        # another family only.
+        for bot_id, family, rating in ((ids[1], "classic", 1700.0), (ids[4], "classic", 1600.0),
+                                       (ids[6], "classic", 1800.0), (ids[5], "other", 2000.0)):
+            s.add(Rating(bot_id=bot_id, family=family, rating=rating, games=3))
+        s.execute(update(Bot).where(Bot.id == ids[6]).values(deleted_at=utcnow()))
+
+    def offered() -> list[str]:
+        page = client.get("/tournaments/new").get_data(as_text=True)
+        return [f"form-{c}" for c in "abcdefg" if f"> form-{c}</label>" in page]
+
+    # ids[1], ids[4] rated; then unrated by id: ids[0], ids[2]; ids[3] and ids[5] left out.
+    assert sorted(offered()) == sorted(["form-f", "form-c", "form-g", "form-e"])
+    assert "highest-rated bots are listed" in client.get("/tournaments/new").get_data(
+        as_text=True)
+    app.config["TOURNAMENT_MAX_ENTRANTS"] = 6
+    assert sorted(offered()) == sorted(["form-f", "form-c", "form-g", "form-e", "form-d",
+                                        "form-b"])
+    assert "highest-rated bots are listed" not in client.get("/tournaments/new").get_data(
+        as_text=True)
