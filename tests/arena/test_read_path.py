@@ -443,14 +443,21 @@ def test_leaderboard_is_paginated_and_searchable_with_global_ranks(app: Flask) -
 
 
 @both_backends
-def test_search_ranks_equal_the_window_over_the_family(app: Flask) -> None:
+@pytest.mark.parametrize("rare_prefix_max", [2000, 0, 12], ids=["name-first", "walk", "mixed"])
+def test_search_ranks_equal_the_window_over_the_family(
+        app: Flask, rare_prefix_max: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The search's ranks, counted for its hits only, are the ranks of a window over the
     whole family: ties in rating (by the older bot), deleted bots (never listed, nor
-    counted ahead of anyone), names in any case, every page and page size."""
+    counted ahead of anyone), names in any case, every page and page size; whichever plan
+    the prefix takes (name first for a rare prefix, the family's ratings in order for a
+    common one)."""
     from sqlalchemy import update
 
     from arena.core.models import Rating
+    from arena.routes import ratings
     from arena.routes.ratings import BY_RANK, listed, search
+
+    monkeypatch.setattr(ratings, "RARE_PREFIX_MAX", rare_prefix_max)
 
     rng = random.Random(3)
     with get_db(app).begin() as s:
