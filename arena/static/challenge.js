@@ -32,19 +32,7 @@
     }
   }
 
-  function poll() {
-    fetch(url, { cache: "no-store", credentials: "same-origin" })
-      .then(function (resp) {
-        if (!resp.ok) { throw new Error("HTTP " + resp.status); }
-        return resp.json();
-      })
-      .then(function (c) {
-        show(c);
-        if (c.state !== "finished" && c.state !== "failed" && c.state !== "refused") {
-          setTimeout(poll, document.hidden ? 5000 : 1000);
-        }
-      })
-      .catch(function () { setTimeout(poll, 5000); });
-  }
-  if (["finished", "failed", "refused"].indexOf(box.getAttribute("data-state")) < 0) { poll(); }
+  var FINAL = ["finished", "failed", "refused"];
+  function done(c) { return FINAL.indexOf(c.state) >= 0; }
+  if (FINAL.indexOf(box.getAttribute("data-state")) < 0) { window.arenaPoll(url, show, done); }
 })();

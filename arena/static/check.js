@@ -8,7 +8,6 @@
   var url = box.getAttribute("data-check-url");
   var title = box.querySelector("[data-check-title]");
   var text = box.querySelector("[data-check-text]");
-  var delay = 1000;
   var TITLES = { queued: "Health check queued", running: "Health check running",
                  passed: "Health check passed", failed: "Health check failed" };
 
@@ -29,19 +28,8 @@
     text.textContent = " " + describe(c);
   }
 
-  function poll() {
-    fetch(url, { cache: "no-store", credentials: "same-origin" })
-      .then(function (resp) {
-        if (!resp.ok) { throw new Error("HTTP " + resp.status); }
-        return resp.json();
-      })
-      .then(function (c) {
-        show(c);
-        if (!c.done) { setTimeout(poll, document.hidden ? 5000 : delay); }
-      })
-      .catch(function () { delay = Math.min(delay * 2, 15000); setTimeout(poll, delay); });
-  }
-
   var state = box.getAttribute("data-state");
-  if (state === "queued" || state === "running") { setTimeout(poll, 500); }
+  if (state === "queued" || state === "running") {
+    window.arenaPoll(url, show, function (c) { return c.done; }, 500);
+  }
 })();
