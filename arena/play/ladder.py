@@ -37,7 +37,7 @@ import itertools
 import random
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from flask import Flask
 from sqlalchemy import func, select
@@ -50,18 +50,8 @@ from arena.core.storage import get_db
 from referee import find_ruleset
 
 from .duplicate_sets import FORMATS, rotations
-from .ladder_pool import IdlePool
+from .ladder_pool import Candidate, IdlePool
 from .matches import create_match, default_limits, enqueue_new_matches
-
-
-@dataclass(frozen=True)
-class Candidate:
-    bot_id: int
-    rating: float
-    waited_s: float
-    endpoint: str = ""
-    """Where the bot is called (:func:`arena.core.endpoints.endpoint_of`); a table never holds one
-    endpoint twice.  Empty: unique to this candidate."""
 
 
 def pick_table(candidates: Sequence[Candidate], seats: int, wait_weight: float,
@@ -139,82 +129,97 @@ def run_round(app: Flask, *, max_matches: int | None = None, seed: int | None = 
 def create_round(app: Flask, *, max_matches: int | None = None,
                  seed: int | None = None) -> list[int]:
     """The matches of one matchmaking round, committed but not enqueued (:func:`run_round`
-    enqueues them; bench/rating_luck.py plays them in process)."""
+    enqueues them; bench/rating_luck.py plays them in process).
+
+    First every table (:func:`_pick_tables`: no statement but each family's idle bots, read
+    once), then what seating them reads, once for the whole round, and every match
+    (:func:`_seat_tables`)."""
     cfg = app.config
     limit = int(cfg["LADDER_MAX_MATCHES_PER_ROUND"]) if max_matches is None else max_matches
     base_seed = seed if seed is not None else int(cfg["LADDER_SEED"]) or None
     rng = random.Random(base_seed)
-    rulesets = ladder_rulesets(app)
     duplicate = ladder_format(app) == "duplicate"
-    created: list[int] = []
-    db = get_db(app)
-    with db.begin() as s:
-        # Count the ladder's tables so the rule-set cycle continues across rounds (a set's
-        # rotations after the first are not tables of their own).
-        cycle = s.scalar(select(func.count()).select_from(Match).where(
-            Match.kind == "ladder",
-            Match.id.not_in(select(LadderSetMatch.match_id)
-                            .where(LadderSetMatch.rotation > 0))))
-        taken: set[int] = set()
-        # Each family's idle bots, read and arranged once a round (:class:`IdlePool`):
-        # within it they change only by the bots this round seats, and a read is every
-        # active bot.
-        pools: dict[str, IdlePool] = {}
-        wait_weight = float(cfg["LADDER_WAIT_WEIGHT"])
-        # First every table (no statement), then what seating them reads, once for the
-        # whole round: the seated bots with their versions, their seat counts per rule set;
-        # then every match in one statement and their seats in another.
-        tables: list[tuple[str, list[int]]] = []
-        made = 0
-        for i in range(limit):
-            ruleset = rulesets[(int(cycle or 0) + i) % len(rulesets)]
-            rules = find_ruleset(ruleset)
-            if tables and made + (rules.players if duplicate else 1) > limit:
-                break
-            family = family_of(ruleset)
-            if family not in pools:
-                idle = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
-                pools[family] = IdlePool([c for c in idle if c.bot_id not in taken],
-                                         wait_weight, rng)
-            table = pools[family].pick(rules.players)
-            if table is None:
-                break
-            ids = [c.bot_id for c in table]
-            for other in pools.values():  # seated once, whatever the family
-                other.discard(ids)
-            taken.update(ids)
-            tables.append((ruleset, ids))
-            made += rules.players if duplicate else 1
+    with get_db(app).begin() as s:
+        tables = _pick_tables(s, cfg, ladder_rulesets(app), limit, duplicate, rng)
         if not tables:
-            return created
-        bots = {b.id: b for b in s.scalars(
-            select(Bot).where(Bot.id.in_(sorted(taken))).options(selectinload(Bot.versions)))}
-        counts: dict[str, dict[tuple[int, int], int]] = {}
-        for ruleset in sorted({r for r, _ in tables}):
-            counts[ruleset] = seat_counts(
-                s, ruleset, sorted({b for r, ids in tables if r == ruleset for b in ids}))
-        made_sets: list[list[Match]] = []
-        for ruleset, ids in tables:
-            order = seat_order(ids, counts[ruleset], rng)
-            match_seed = rng.getrandbits(62) if base_seed is not None else None
-            seatings = rotations(order) if duplicate else [tuple(order)]
-            if duplicate and match_seed is None:  # every rotation deals the same cards
-                match_seed = secrets.randbits(62)
-            made_sets.append([create_match(
-                s,
-                bots=[bots[b] for b in seating if b in bots],
-                ruleset=ruleset,
-                deals=int(cfg["LADDER_DEALS"]),
-                limits=default_limits(cfg),
-                kind="ladder",
-                seed=match_seed,
-                flush=False,
-            ) for seating in seatings])
-        s.flush()
-        for matches in made_sets:
-            for rotation, match in enumerate(matches):
-                if duplicate:
-                    s.add(LadderSetMatch(match_id=match.id, set_id=matches[0].id,
-                                         rotation=rotation))
-                created.append(match.id)
+            return []
+        return _seat_tables(s, cfg, tables, duplicate, base_seed, rng)
+
+
+def _pick_tables(s: Session, cfg: Any, rulesets: Sequence[str], limit: int, duplicate: bool,
+                 rng: random.Random) -> list[tuple[str, list[int]]]:
+    """The round's tables: (rule set, bot ids) each, at most ``limit`` matches in all (a
+    duplicate set is one match per seat)."""
+    # Count the ladder's tables so the rule-set cycle continues across rounds (a set's
+    # rotations after the first are not tables of their own).
+    cycle = int(s.scalar(select(func.count()).select_from(Match).where(
+        Match.kind == "ladder",
+        Match.id.not_in(select(LadderSetMatch.match_id)
+                        .where(LadderSetMatch.rotation > 0)))) or 0)
+    taken: set[int] = set()
+    # Each family's idle bots, read and arranged once a round (:class:`IdlePool`): within it
+    # they change only by the bots this round seats, and a read is every active bot.
+    pools: dict[str, IdlePool] = {}
+    wait_weight = float(cfg["LADDER_WAIT_WEIGHT"])
+    tables: list[tuple[str, list[int]]] = []
+    made = 0
+    for i in range(limit):
+        ruleset = rulesets[(cycle + i) % len(rulesets)]
+        rules = find_ruleset(ruleset)
+        if tables and made + (rules.players if duplicate else 1) > limit:
+            break
+        family = family_of(ruleset)
+        if family not in pools:
+            idle = idle_candidates(s, family, float(cfg["ELO_INITIAL"]))
+            pools[family] = IdlePool([c for c in idle if c.bot_id not in taken],
+                                     wait_weight, rng)
+        table = pools[family].pick(rules.players)
+        if table is None:
+            break
+        ids = [c.bot_id for c in table]
+        for other in pools.values():  # seated once, whatever the family
+            other.discard(ids)
+        taken.update(ids)
+        tables.append((ruleset, ids))
+        made += rules.players if duplicate else 1
+    return tables
+
+
+def _seat_tables(s: Session, cfg: Any, tables: list[tuple[str, list[int]]], duplicate: bool,
+                 base_seed: int | None, rng: random.Random) -> list[int]:
+    """Seat and create every table's match (or duplicate set): the seated bots with their
+    versions and their seat counts per rule set read once, the matches in one flush; their
+    ids."""
+    taken = sorted({b for _, ids in tables for b in ids})
+    bots = {b.id: b for b in s.scalars(
+        select(Bot).where(Bot.id.in_(taken)).options(selectinload(Bot.versions)))}
+    counts: dict[str, dict[tuple[int, int], int]] = {}
+    for ruleset in sorted({r for r, _ in tables}):
+        counts[ruleset] = seat_counts(
+            s, ruleset, sorted({b for r, ids in tables if r == ruleset for b in ids}))
+    made_sets: list[list[Match]] = []
+    for ruleset, ids in tables:
+        order = seat_order(ids, counts[ruleset], rng)
+        match_seed = rng.getrandbits(62) if base_seed is not None else None
+        seatings = rotations(order) if duplicate else [tuple(order)]
+        if duplicate and match_seed is None:  # every rotation deals the same cards
+            match_seed = secrets.randbits(62)
+        made_sets.append([create_match(
+            s,
+            bots=[bots[b] for b in seating if b in bots],
+            ruleset=ruleset,
+            deals=int(cfg["LADDER_DEALS"]),
+            limits=default_limits(cfg),
+            kind="ladder",
+            seed=match_seed,
+            flush=False,
+        ) for seating in seatings])
+    s.flush()
+    created: list[int] = []
+    for matches in made_sets:
+        for rotation, match in enumerate(matches):
+            if duplicate:
+                s.add(LadderSetMatch(match_id=match.id, set_id=matches[0].id,
+                                     rotation=rotation))
+            created.append(match.id)
     return created

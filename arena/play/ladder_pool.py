@@ -30,10 +30,21 @@ import math
 import random
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-if TYPE_CHECKING:
-    from .ladder import Candidate
+
+@dataclass(frozen=True)
+class Candidate:
+    """An idle bot the ladder may seat: its rating in the table's family and how long it
+    has waited."""
+
+    bot_id: int
+    rating: float
+    waited_s: float
+    endpoint: str = ""
+    """Where the bot is called (:func:`arena.core.endpoints.endpoint_of`); a table never holds one
+    endpoint twice.  Empty: unique to this candidate."""
+
 
 Key = tuple[float, float, int]
 """A leaf: (the side's key, the bot's tie-breaking random number, the bot's index)."""
