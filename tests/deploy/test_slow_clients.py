@@ -79,6 +79,9 @@ def edge() -> Iterator[Edge]:
         "SECRET_KEY": uuid.uuid4().hex + uuid.uuid4().hex,
         "TRUSTED_PROXY_HOPS": "1",
         "QUEUE_NAME": f"arena-edge-{uuid.uuid4().hex[:8]}",
+        # A namespace of its own: without a DATABASE_URL every edge (another test run's on
+        # this machine's Redis too) would count its rate limits under the embedded default.
+        "REDIS_NAMESPACE": f"arena-edge-{uuid.uuid4().hex[:8]}",
         "RATE_LIMITS_ENABLED": "1" if redis else "0",
         "RATE_LIMIT_BOT_SUBMIT_PER_CLIENT": "3 per minute",
         "REDIS_URL": redis or "",
