@@ -37,6 +37,8 @@ from pathlib import Path
 
 import psycopg
 
+from arena.ops.procs import descendants
+
 SUPERUSER = "arena"
 """The clusters' superuser (initdb ``-U``), which the arena connects as."""
 DATABASE = "arena"
@@ -106,22 +108,6 @@ class Server:
         with contextlib.suppress(OSError, ValueError, IndexError):
             return int((self.data / "postmaster.pid").read_text().splitlines()[0])
         return None
-
-
-def family(pid: int) -> list[int]:
-    """``pid`` and its children (a postmaster's backends and auxiliary processes)."""
-    out = [pid]
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(entry))
-    return out
 
 
 class PgPair:
@@ -262,7 +248,7 @@ class PgPair:
         pid = self.primary.postmaster_pid()
         if pid is None:
             raise RuntimeError("the primary is not running")
-        pids = family(pid)
+        pids = [pid, *descendants(pid)]  # its backends and auxiliary processes
         for p in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
