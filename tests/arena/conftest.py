@@ -167,6 +167,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 both_backends = pytest.mark.parametrize("backend", _backends(), indirect=True)
 """Run a test on SQLite and on PostgreSQL."""
 
+both_backends_drill_on_postgres = pytest.mark.parametrize(
+    "backend",
+    ["sqlite", pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.drill])],
+    indirect=True)
+"""Both databases, the PostgreSQL run in the drills (``make drills``, ``make check``): for a
+test whose SQLite run is cheap enough for ``make test`` and whose PostgreSQL run is not (each
+statement a round trip to the server, a copied database per test)."""
+
 
 @pytest.fixture
 def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

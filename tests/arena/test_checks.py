@@ -34,6 +34,7 @@ from tests.referee import protocolbots as pb
 from .conftest import (
     admin_headers,
     both_backends,
+    both_backends_drill_on_postgres,
     register,
     run_queued_jobs,
     submit,
@@ -305,7 +306,7 @@ def finished(client: FlaskClient, match_id: int) -> bool:
     return bool(client.get(f"/api/matches/{match_id}").get_json()["state"] == "finished")
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_dead_bot_leaves_the_ladder_after_two_forfeits_and_returns_after_a_check(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str], revivable: dict[str, Any],
     start_worker: Callable[[], Child],
@@ -347,6 +348,7 @@ def test_a_dead_bot_leaves_the_ladder_after_two_forfeits_and_returns_after_a_che
     assert run_round(app) != []  # back in the ladder: a table of four again
 
 
+@pytest.mark.drill
 def test_a_bot_faulting_on_many_moves_is_paused_without_forfeiting(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str],
     start_worker: Callable[[], Child],

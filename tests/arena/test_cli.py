@@ -50,6 +50,7 @@ def test_operational_commands(app: Flask, env: dict[str, str], four_bots: list[i
     assert main(["no-such-command"]) != 0
 
 
+@pytest.mark.drill
 def test_demo_once_runs_everything_and_exits(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items()
            if k not in ("REDIS_URL", "DATABASE_URL", "ARENA_INSTANCE_PATH")}
@@ -68,6 +69,7 @@ def test_demo_once_runs_everything_and_exits(tmp_path: Path) -> None:
         assert f"bot {name}" in out
 
 
+@pytest.mark.drill
 def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> None:
     """``web:`` from the Procfile, as a real gunicorn process on a loopback port."""
     import shlex
@@ -136,7 +138,11 @@ def files_under(path: Path) -> list[str]:
 
 
 READ_COMMANDS = [["ratings"], ["ratings", "--check"], ["tournament", "list"],
-                 ["tournament", "show", "1"], ["ladder"], ["sweep"], ["reconcile"]]
+                 ["tournament", "show", "1"],
+                 # Over ten seconds each in tests/durations.json: drills (docs/contributing.md).
+                 pytest.param(["ladder"], id="ladder", marks=pytest.mark.drill),
+                 pytest.param(["sweep"], id="sweep", marks=pytest.mark.drill),
+                 ["reconcile"]]
 
 
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
@@ -152,6 +158,7 @@ def test_a_missing_database_is_explained_and_nothing_is_created(tmp_path: Path,
     assert files_under(tmp_path / "cwd") == []  # no instance/ where the command ran
 
 
+@pytest.mark.drill
 def test_config_opens_no_database_and_creates_nothing(tmp_path: Path) -> None:
     nowhere = tmp_path / "nowhere"
     proc = arena(["config"], bare_env(tmp_path, ARENA_INSTANCE_PATH=str(nowhere)),
@@ -161,6 +168,7 @@ def test_config_opens_no_database_and_creates_nothing(tmp_path: Path) -> None:
     assert not nowhere.exists() and files_under(tmp_path / "cwd") == []
 
 
+@pytest.mark.drill
 def test_an_uninitialised_database_says_run_init_db(tmp_path: Path) -> None:
     import sqlite3
 
@@ -177,6 +185,7 @@ def test_an_uninitialised_database_says_run_init_db(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == "", proc.stderr
 
 
+@pytest.mark.drill
 def test_an_unreachable_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     import socket
 
@@ -191,6 +200,7 @@ def test_an_unreachable_database_is_one_line_not_a_traceback(tmp_path: Path) -> 
     assert files_under(tmp_path / "cwd") == []
 
 
+@pytest.mark.drill
 def test_a_demo_record_is_used_only_while_its_demo_runs_and_only_if_trusted(
         tmp_path: Path) -> None:
     from arena.ops import demo_record
@@ -227,6 +237,7 @@ def test_a_demo_record_is_used_only_while_its_demo_runs_and_only_if_trusted(
     assert files_under(tmp_path / "cwd") == []
 
 
+@pytest.mark.drill
 def test_demo_on_a_taken_port_and_commands_from_another_terminal(tmp_path: Path) -> None:
     """``make demo`` while port 5000's owner (AirPlay) listens: the demo serves on a free
     port and says which; commands in another terminal find the demo while it runs."""

@@ -9,6 +9,7 @@ import io
 import zipfile
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
@@ -19,6 +20,8 @@ from arena.core.tournament_models import TournamentMatch
 from arena.jobs import bodies as jobs
 
 from .conftest import admin_headers, both_backends, register
+
+pytestmark = pytest.mark.drill
 
 
 def rotations(app: Flask, tournament_id: int) -> list[int]:

@@ -123,6 +123,7 @@ class User:
         self.proc.wait()
 
 
+@pytest.mark.drill
 @pytest.mark.parametrize("how", ["exit", "kill"])
 def test_the_embedded_redis_outlives_the_user_that_started_it(tmp_path: Path,
                                                                how: str) -> None:

@@ -19,7 +19,7 @@ import pytest
 import requests
 from flask import Flask
 
-from .conftest import both_backends, wait_for, worker_env
+from .conftest import both_backends_drill_on_postgres, wait_for, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,6 +91,7 @@ def ended_within(url: str, limit_s: float) -> requests.Response | None:
     return r
 
 
+@pytest.mark.drill
 def test_a_runaway_python_request_is_ended(gunicorn: Callable[..., str]) -> None:
     base = gunicorn()
     r = ended_within(f"{base}/test-slow/python", 40)
@@ -99,6 +100,7 @@ def test_a_runaway_python_request_is_ended(gunicorn: Callable[..., str]) -> None
     assert requests.get(f"{base}/healthz", timeout=30).status_code == 200
 
 
+@pytest.mark.drill
 def test_a_request_blocked_outside_python_ends_with_its_worker(
     gunicorn: Callable[..., str]
 ) -> None:
@@ -110,7 +112,7 @@ def test_a_request_blocked_outside_python_ends_with_its_worker(
              what="a fresh worker")
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_runaway_sql_statement_is_ended(app: Flask, gunicorn: Callable[..., str]) -> None:
     if app.config["DATABASE_URL"].startswith("sqlite"):
         pytest.skip("pg_sleep is PostgreSQL's")
@@ -132,6 +134,7 @@ def test_each_web_worker_freezes_its_start_up_heap(gunicorn: Callable[..., str],
     assert frozen is not None and int(frozen.group(1)) > 50_000
 
 
+@pytest.mark.drill
 def test_each_instance_has_its_own_control_socket(
     gunicorn: Callable[..., str], home: Path
 ) -> None:

@@ -168,6 +168,7 @@ def test_ladder_round_through_the_api(client: FlaskClient, four_bots: list[int])
     assert r.get_json()["matches"] == []
 
 
+@pytest.mark.drill
 def test_health_failures_pause_and_a_pass_restores(app: Flask, client: FlaskClient) -> None:
     server = serve_in_thread(lambda req: req["legal_moves"][0]["id"], name="flaky")
     port = server.server_address[1]
@@ -201,6 +202,7 @@ def test_health_failures_pause_and_a_pass_restores(app: Flask, client: FlaskClie
         ("submit", True)]
 
 
+@pytest.mark.drill
 def test_the_sweep_enqueues_due_checks_for_a_real_worker(
     app: Flask, four_bots: list[int], start_worker: Callable[[], Child]
 ) -> None:
@@ -230,6 +232,7 @@ def test_the_clock_runs_what_is_due_and_only_one_clock_leads(
         assert s.scalar(select(func.count()).select_from(Match)) == 1
 
 
+@pytest.mark.drill
 def test_workers_with_clocks_keep_the_ladder_going(
     app: Flask, four_bots: list[int]
 ) -> None:
@@ -257,6 +260,7 @@ def test_workers_with_clocks_keep_the_ladder_going(
     assert set(seats) == set(four_bots)
 
 
+@pytest.mark.drill
 def test_the_sweep_honours_a_short_interval(
     app: Flask, four_bots: list[int], start_worker: Callable[[], Child]
 ) -> None:

@@ -101,6 +101,7 @@ def check_no_hidden_card(events: list[Event], log: dict[str, Any]) -> None:
         assert not leaked, f"{ev.event} {ev.id} showed {sorted(leaked)} before the deal's end"
 
 
+@pytest.mark.drill
 def test_a_spectator_watches_a_real_match_and_sees_no_hidden_card(
         app: Flask, client: FlaskClient, four_bots: list[int], start_worker: Callable[[], Child],
         relay: Callable[..., str]) -> None:
@@ -150,6 +151,7 @@ def test_the_checker_catches_a_hidden_card(app: Flask) -> None:
         check_no_hidden_card(events, log)
 
 
+@pytest.mark.drill
 def test_reconnecting_resumes_with_no_gap_and_no_duplicate(
         app: Flask, client: FlaskClient, redis: Redis, relay: Callable[..., str],
         sample_bots: dict[str, str], start_worker: Callable[[], Child]) -> None:
@@ -257,6 +259,7 @@ def test_hands_are_kept_when_the_deals_will_be_dealt_again(
     assert not cards_in(end[0][b"d"].decode())
 
 
+@pytest.mark.drill
 def test_a_crowd_joining_at_once_gets_the_whole_match(app: Flask, redis: Redis,
                                                       relay: Callable[..., str]) -> None:
     base = relay(LIVE_MAX_VIEWERS_PER_IP=500)

@@ -73,6 +73,7 @@ def shown(client: FlaskClient, match_id: int) -> dict[str, Any] | None:
     return next((m for m in live(client)["matches"] if m["id"] == match_id), None)
 
 
+@pytest.mark.drill
 @both_backends
 def test_a_running_match_is_live_with_its_viewers_and_thinking_bots_take_their_time(
         app: Flask, client: FlaskClient, thinkers: list[BotServer],

@@ -132,6 +132,7 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.drill
 def test_every_line_of_a_match_job_carries_the_match_id(
         app: Flask, four_bots: list[int], tmp_path: Path) -> None:
     from arena.core.processes import PARENT_PID_ENV

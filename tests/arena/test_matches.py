@@ -44,6 +44,7 @@ def new_match(app: Flask, bot_ids: list[int], **kw: object) -> int:
         return m.id
 
 
+@pytest.mark.drill
 @both_backends
 def test_a_full_match_through_the_queue(
     app: Flask, client: FlaskClient, four_bots: list[int], start_worker: object
@@ -199,6 +200,7 @@ def test_job_timeout_covers_the_worst_case(app: Flask, four_bots: list[int]) -> 
     assert t == 780 + 40 + 60 + 120
 
 
+@pytest.mark.drill
 @both_backends
 def test_concurrent_finishes_keep_ratings_equal_to_the_recompute(
     app: Flask, client: FlaskClient, bot_urls: list[str], start_worker: object

@@ -282,6 +282,7 @@ _READ = textwrap.dedent("""
 """)
 
 
+@pytest.mark.drill
 def test_a_dead_process_is_folded_into_the_archive(tmp_path: Path) -> None:
     """Multiprocess mode: a gunicorn worker or a work horse that died stops counting in
     the live gauges, and its counters and histograms are kept, in one archive file per
@@ -324,6 +325,7 @@ def _get(url: str) -> str:
         return body.decode()
 
 
+@pytest.mark.drill
 def test_the_forking_worker_counts_its_horses_calls(
         app: Flask, client: FlaskClient, four_bots: list[int]) -> None:
     """RQ's forking worker plays each match in a horse that exits after it: with a metrics

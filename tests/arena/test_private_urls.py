@@ -194,6 +194,7 @@ def public_gets(app: Flask, world: World) -> list[str]:
     return urls
 
 
+@pytest.mark.drill
 @both_backends
 def test_no_public_surface_shows_a_url_token_or_secret(
         app: Flask, client: FlaskClient, world: World) -> None:
@@ -244,6 +245,7 @@ def test_error_messages_for_other_people_show_no_url(
         assert not [f for f in world.forbidden() if f in text]
 
 
+@pytest.mark.drill
 def test_public_logs_verify_with_the_cli(client: FlaskClient, world: World,
                                          tmp_path: Path) -> None:
     files = []

@@ -137,6 +137,7 @@ def test_families() -> None:
         family_of("chess")
 
 
+@pytest.mark.drill
 @both_backends
 def test_the_check_reads_one_snapshot_while_matches_finish(
     app: Flask, client: object, four_bots: list[int], start_worker: object

@@ -48,7 +48,7 @@ from referee.runner import log as referee_log
 from referee.runner.match import Limits, run_match
 from referee.wire.players import LocalPlayer
 
-from .conftest import both_backends
+from .conftest import both_backends, both_backends_drill_on_postgres
 
 SIZES = (12, 100, 400)
 """Bots and finished matches at each step (tournaments: that many entrants, up to 256)."""
@@ -312,7 +312,7 @@ def _empty(app: Flask) -> None:
             s.execute(table.delete())
 
 
-@pytest.mark.slow
+@pytest.mark.drill
 @both_backends
 def test_statements_per_request_do_not_grow_with_the_rows(app: Flask) -> None:
     app.config["SITE_COUNTS_TTL_S"] = 0.0  # count the counts' statements on every hit
@@ -377,7 +377,7 @@ def add_matches(app: Flask, bots: list[int], count: int) -> None:
                 s.add(MatchSeat(match_id=m.id, seat=seat, bot_id=b, bot_version_id=versions[b]))
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_match_lists_page_by_cursor_and_stay_stable_under_inserts(app: Flask) -> None:
     data = seed(app, 12)
     client = app.test_client()
@@ -408,7 +408,7 @@ def test_match_lists_page_by_cursor_and_stay_stable_under_inserts(app: Flask) ->
 # --- leaderboard ------------------------------------------------------------------------------
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_leaderboard_is_paginated_and_searchable_with_global_ranks(app: Flask) -> None:
     app.config["LEADERBOARD_PAGE_SIZE"] = 5
     data = seed(app, 12)
@@ -506,6 +506,7 @@ def test_sample_games_keeps_both_ends_and_the_bound() -> None:
         assert max(gaps) - min(gaps) <= 1  # evenly spaced
 
 
+@pytest.mark.drill
 @both_backends
 def test_rating_charts_are_downsampled_server_side(app: Flask) -> None:
     app.config["CHART_POINTS"] = 40
@@ -524,7 +525,7 @@ def test_rating_charts_are_downsampled_server_side(app: Flask) -> None:
     assert busy[0].startswith("48.0,")  # x of 0 games: the left edge
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_home_counts_come_from_the_counter_and_a_short_cache(app: Flask) -> None:
     app.config["SITE_COUNTS_TTL_S"] = 3600.0
     data = seed(app, 12)
@@ -573,7 +574,7 @@ def test_home_counts_are_cached_per_app_not_per_process(app: Flask) -> None:
 # --- tournament pages -------------------------------------------------------------------------
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_large_tournament_pages_show_one_round_a_page_of_tables_and_top_standings(
         app: Flask) -> None:
     app.config["TOURNAMENT_PAGE_TABLES"] = 2
@@ -667,7 +668,7 @@ def test_a_live_poll_costs_one_statement_and_is_as_fresh_as_the_database(app: Fl
     assert client.get("/tournaments/999999/live").status_code == 404
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_check_poll_costs_one_statement(app: Flask) -> None:
     """``/api/bots/<id>/check`` reads the bot and its newest admission check together; a
     deleted bot or one without a check is a 404 as before."""

@@ -18,7 +18,7 @@ from arena.core.models import Bot
 from arena.core.storage import get_db, upgrade
 from arena.web.readcache import NEVER, TOKEN_SLOT, ReadCache, get_cache
 
-from .conftest import admin_headers, both_backends
+from .conftest import admin_headers, both_backends, both_backends_drill_on_postgres
 from .test_read_path import seed
 
 
@@ -121,7 +121,7 @@ def test_a_write_through_the_process_empties_its_cache(
     assert client.get("/api/bots").headers.get("Age") == "0"  # cached again
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_private_answers_are_never_stored(
         cached_app: tuple[Flask, Clock]) -> None:
     app, _ = cached_app
@@ -179,7 +179,7 @@ def test_the_cache_keeps_the_newest_entries_within_its_memory() -> None:
     assert renders == [1]  # "e" was kept, "a" was evicted
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_visitor_whose_session_holds_more_than_a_csrf_token_is_answered_by_the_view(
         cached_app: tuple[Flask, Clock]) -> None:
     """A signed-in owner's pages may differ from everyone's (their bots' links, their calls):

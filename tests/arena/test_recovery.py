@@ -35,6 +35,8 @@ from sample_bots.sdk import serve_in_thread
 from .conftest import MARKER, admin_headers, both_backends, register, wait_for
 from .test_matches import counts
 
+pytestmark = pytest.mark.drill
+
 SLOW_MOVE_S = 0.08
 
 

@@ -31,6 +31,8 @@ from .drills import SlowTable, start_logged
 from .test_supervision import PrivateRedis
 from .test_threadpool_worker import assert_ratings_exact
 
+pytestmark = pytest.mark.drill
+
 
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:

@@ -27,6 +27,8 @@ from .drills import SlowTable, logged_worker, post_match
 from .test_supervision import PrivateRedis, finished
 from .test_threadpool_worker import states
 
+pytestmark = pytest.mark.drill
+
 RETRY_RE = re.compile(r"Redis unreachable .*?retrying in ([0-9.]+) ?s")
 
 

@@ -15,6 +15,8 @@ from tests.referee import sdkbots
 
 from .test_bot_calls import Flaky, Played, calls_json, flaky, played  # noqa: F401
 
+pytestmark = pytest.mark.drill
+
 
 def test_the_public_log_and_the_calls_export_replay_against_the_bot(
         client: FlaskClient, played: Played, flaky: Flaky, tmp_path: Path,  # noqa: F811

@@ -35,7 +35,7 @@ from arena.play.reseed import attempt_seed
 from referee.runner import log as referee_log
 from sample_bots.sdk import serve_in_thread
 
-from .conftest import admin_headers, both_backends, register
+from .conftest import admin_headers, both_backends, both_backends_drill_on_postgres, register
 
 
 @dataclass
@@ -119,7 +119,7 @@ def test_attempt_seeds_are_the_documented_derivation() -> None:
     assert all(0 <= x < 2**62 for x in seeds)  # a seed a client could have given
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
         app: Flask, client: FlaskClient, sample_bots: dict[str, str],
         recorder: tuple[Recorder, str], redis: Redis) -> None:
@@ -159,6 +159,7 @@ def test_a_match_handed_back_mid_deal_is_replayed_with_other_hands(
     assert f"seed {doc['seed']}" in page and 'data-test="retry-seed"' in page
 
 
+@pytest.mark.drill
 @both_backends
 def test_a_retried_duplicate_rotation_keeps_the_tables_deals(
         app: Flask, client: FlaskClient, sample_bots: dict[str, str],

@@ -11,10 +11,13 @@ query) in a 25-example run of the bench.
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 
 from .conftest import both_backends
 from .fuzz_api import fuzz
+
+pytestmark = pytest.mark.drill
 
 MAX_EXAMPLES = 3
 """Per operation and generation mode: about 300 requests, well under a minute per database."""

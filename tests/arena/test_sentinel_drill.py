@@ -23,7 +23,7 @@ from arena.core.storage import get_db
 from .sentinel_drill import Drill, describe
 from .sentinels import SentinelCluster, cluster_or_skip
 
-pytestmark = [pytest.mark.postgres,
+pytestmark = [pytest.mark.drill, pytest.mark.postgres,
               pytest.mark.parametrize("backend", ["postgres"], indirect=True)]
 
 

@@ -25,7 +25,13 @@ from arena.jobs import bodies as jobs
 from sample_bots import greedy_bot
 from sample_bots.sdk import BotServer, parse_secrets, serve_in_thread
 
-from .conftest import admin_headers, both_backends, run_queued_jobs, wait_check
+from .conftest import (
+    admin_headers,
+    both_backends,
+    both_backends_drill_on_postgres,
+    run_queued_jobs,
+    wait_check,
+)
 
 
 @pytest.fixture
@@ -85,7 +91,7 @@ def end_the_grace(app: Flask, bot_id: int) -> None:
         bot.signing_rotated_at -= dt.timedelta(seconds=grace + 1)
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_bot_holding_the_old_secret_keeps_playing_through_the_grace(
         app: Flask, client: FlaskClient, sdk_bots: list[BotServer]) -> None:
     created = register_verifying(client, sdk_bots)

@@ -26,6 +26,8 @@ from arena.ops.procs import Child
 from .conftest import pg_admin_or_skip, wait_for, worker_env
 from .test_cli import bare_env
 
+pytestmark = pytest.mark.drill
+
 HEAD = head_revision()
 PASSWORD = "s3cret-pw"
 

@@ -61,6 +61,7 @@ def test_a_developer_machine_may_use_short_secrets(tmp_path: Path, flag: str) ->
                 flag: True})
 
 
+@pytest.mark.drill
 def test_a_process_started_with_the_example_env_refuses_with_the_reason(
     tmp_path: Path
 ) -> None:

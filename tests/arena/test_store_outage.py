@@ -35,6 +35,8 @@ from .drills import SlowTable, logged_worker, post_match
 from .tcpproxy import TcpProxy
 from .test_threadpool_worker import all_finished, assert_ratings_exact, matches, states
 
+pytestmark = pytest.mark.drill
+
 
 @pytest.fixture
 def slow() -> Iterator[SlowTable]:

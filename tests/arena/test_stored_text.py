@@ -181,6 +181,7 @@ def test_a_bots_bad_strings_are_checked_at_the_wire_and_every_reader_answers(
     assert any(c["detail"].startswith(SAY_DROPPED) for c in calls if c["fault"] is None)
 
 
+@pytest.mark.drill
 @both_backends
 def test_data_stored_before_the_rule_is_repaired_on_read(
         app: Flask, client: FlaskClient, sample_bots: dict[str, str], sayer: Sayer) -> None:

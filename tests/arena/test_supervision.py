@@ -147,6 +147,7 @@ def start(workers: list[Child], app: Flask, *args: str, **env: str) -> Child:
 # --- Redis lost and back ---------------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_a_worker_waits_for_a_lost_redis_and_resumes(
     app: Flask, client: FlaskClient, four_bots: list[int], private_redis: PrivateRedis,
     workers: list[Child],
@@ -175,6 +176,7 @@ def test_a_worker_waits_for_a_lost_redis_and_resumes(
 # --- children die with the worker; a dead clock is replaced -------------------------------------
 
 
+@pytest.mark.drill
 @pytest.mark.parametrize(("concurrency", "children"), [(0, 3), (8, 2)],
                          ids=["forking-worker", "pool-worker"])
 def test_a_killed_worker_takes_its_clock_scheduler_and_horse_with_it(
@@ -202,6 +204,7 @@ def test_a_killed_worker_takes_its_clock_scheduler_and_horse_with_it(
              what=f"the children {kids} of the killed worker to die")
 
 
+@pytest.mark.drill
 def test_the_worker_starts_its_killed_clock_again(
     app: Flask, four_bots: list[int], workers: list[Child]
 ) -> None:
@@ -221,6 +224,7 @@ def test_the_worker_starts_its_killed_clock_again(
     assert worker.alive()
 
 
+@pytest.mark.drill
 def test_a_stopped_worker_stops_its_clock(app: Flask, workers: list[Child]) -> None:
     worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0")
     (clock,) = wait_for(lambda: clocks_of(worker.pid), 60, what="the clock")
@@ -232,6 +236,7 @@ def test_a_stopped_worker_stops_its_clock(app: Flask, workers: list[Child]) -> N
 # --- names -----------------------------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_worker_names_do_not_collide_and_a_restart_under_a_name_is_prompt(
     app: Flask, client: FlaskClient, four_bots: list[int], redis: Redis,
     workers: list[Child],

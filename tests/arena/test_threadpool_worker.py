@@ -157,6 +157,7 @@ def kill_family(child: Child) -> None:
 # --- many at once -----------------------------------------------------------------------------
 
 
+@pytest.mark.drill
 @both_backends
 def test_one_worker_process_plays_many_matches_at_once(
     app: Flask, client: FlaskClient, bot: CountingBot, table: list[int],
@@ -186,6 +187,7 @@ def test_one_worker_process_plays_many_matches_at_once(
     assert FailedJobRegistry(queue=q).get_job_ids() == []
 
 
+@pytest.mark.drill
 @both_backends
 def test_duplicate_deliveries_in_one_pool_store_one_result(
     app: Flask, client: FlaskClient, table: list[int], pool: Callable[[], Child],
@@ -214,6 +216,7 @@ def test_duplicate_deliveries_in_one_pool_store_one_result(
 # --- killed, stopped --------------------------------------------------------------------------
 
 
+@pytest.mark.drill
 @both_backends
 def test_sigkill_mid_pool_loses_no_result_and_applies_no_rating_twice(
     app: Flask, client: FlaskClient, table: list[int], pool: Callable[[], Child],
@@ -252,6 +255,7 @@ def test_sigkill_mid_pool_loses_no_result_and_applies_no_rating_twice(
     assert_ratings_exact(app, ids)
 
 
+@pytest.mark.drill
 def test_sigterm_lets_running_matches_finish_and_takes_no_more(
     app: Flask, client: FlaskClient, table: list[int], pool: Callable[[], Child],
 ) -> None:
@@ -279,6 +283,7 @@ def test_sigterm_lets_running_matches_finish_and_takes_no_more(
         assert job(app, found[m].job_id).get_status() == "queued"
 
 
+@pytest.mark.drill
 def test_sigterm_past_the_grace_hands_running_matches_back(
     app: Flask, client: FlaskClient, table: list[int], pool: Callable[[], Child],
 ) -> None:
@@ -321,6 +326,7 @@ def _normal_budget(app: Flask) -> None:
                        "MATCH_TURNS_PER_DEAL_BOUND": 200, "MATCH_JOB_TIMEOUT_MARGIN_S": 120})
 
 
+@pytest.mark.drill
 def test_a_match_past_its_timeout_stops_itself_and_the_pool_goes_on(
     app: Flask, client: FlaskClient, table: list[int], pool: Callable[[], Child],
 ) -> None:
@@ -346,6 +352,7 @@ def test_a_match_past_its_timeout_stops_itself_and_the_pool_goes_on(
     assert counts(app, fine) == (1, 4)
 
 
+@pytest.mark.drill
 @pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_job_stuck_past_its_timeout_is_given_up_without_hanging_the_pool(
@@ -391,6 +398,7 @@ def test_a_job_stuck_past_its_timeout_is_given_up_without_hanging_the_pool(
     assert_ratings_exact(app, [stuck, other])
 
 
+@pytest.mark.drill
 def test_burst_mode_plays_the_queue_then_exits(
     app: Flask, client: FlaskClient, table: list[int], bot: CountingBot,
 ) -> None:

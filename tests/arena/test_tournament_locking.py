@@ -75,6 +75,7 @@ def test_swiss_pairing_runs_without_the_tournament_lock_and_rechecks_the_version
     assert sorted(numbers) == [1, 2]
 
 
+@pytest.mark.drill
 @pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_pairing_that_keeps_going_stale_is_finally_made_under_the_lock(

@@ -33,7 +33,16 @@ from arena.ops.procs import Child, descendants
 from arena.tournaments import service
 from referee.runner import log as referee_log
 
-from .conftest import ADMIN, MARKER, admin_headers, both_backends, register, submit, wait_for
+from .conftest import (
+    ADMIN,
+    MARKER,
+    admin_headers,
+    both_backends,
+    both_backends_drill_on_postgres,
+    register,
+    submit,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -75,6 +84,7 @@ def matches_per_table(app: Flask, tid: int) -> Counter[int]:
 # --- the whole thing, in process ---------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_round_robin_with_duplicate_play_to_the_end(
     app: Flask, client: FlaskClient, five_bots: list[int]
 ) -> None:
@@ -168,6 +178,7 @@ def test_swiss_avoids_repeat_meetings_where_it_can(
     assert sum(1 for v in met.values() if v == 2) == 4
 
 
+@pytest.mark.drill
 def test_knockout_with_byes_advances_the_top_two(
     app: Flask, client: FlaskClient, bot_urls: list[str]
 ) -> None:
@@ -250,6 +261,7 @@ def two_player_rules(monkeypatch: pytest.MonkeyPatch) -> str:
     return name
 
 
+@pytest.mark.drill
 def test_heads_up_bracket_for_a_two_player_rule_set(
     app: Flask, client: FlaskClient, bot_urls: list[str], two_player_rules: str
 ) -> None:
@@ -388,6 +400,7 @@ def settings(settings: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
+@pytest.mark.drill
 @both_backends
 def test_tournament_survives_a_killed_worker_and_a_flushed_redis(
     app: Flask, client: FlaskClient, five_bots: list[int], redis: Redis,
@@ -432,6 +445,7 @@ def test_tournament_survives_a_killed_worker_and_a_flushed_redis(
     assert standings["final"] and len(standings["items"]) == 5
 
 
+@pytest.mark.drill
 def test_the_cli_creates_starts_shows_and_archives(
     app: Flask, five_bots: list[int], tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -463,7 +477,7 @@ def test_the_cli_creates_starts_shows_and_archives(
 # --- rule sets named with options (docs/rules.md 'Naming a rule set in one string') -----------
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_tournament_plays_a_rule_set_named_with_options(
     app: Flask, client: FlaskClient, five_bots: list[int]
 ) -> None:
@@ -485,7 +499,7 @@ def test_tournament_plays_a_rule_set_named_with_options(
     assert referee_log.verify(doc).ok
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_long_rule_set_names_are_kept_whole_and_only_overlong_ones_refused(
     app: Flask, client: FlaskClient, five_bots: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

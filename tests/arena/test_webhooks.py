@@ -31,7 +31,7 @@ from arena.tournaments import service as tournaments
 from referee.runner.health import HealthResult
 from referee.wire.signing import ReplayCache
 
-from .conftest import both_backends, run_queued_jobs
+from .conftest import both_backends, both_backends_drill_on_postgres, run_queued_jobs
 from .test_accounts import bearer, csrf, make_token, new_bot, sign_up
 from .test_openapi import check_answer
 from .webhook_receiver import Receiver
@@ -113,7 +113,7 @@ def bench_bot(app: Flask, bot_id: int, reason: str = "forfeited its last 3 match
 # --- a real receiver -------------------------------------------------------------------------
 
 
-@both_backends
+@both_backends_drill_on_postgres
 def test_a_signed_event_reaches_a_real_receiver_and_verifies(
         app: Flask, alice: FlaskClient, client: FlaskClient,
         receiver: Callable[..., Receiver]) -> None:
@@ -318,6 +318,7 @@ def test_a_change_rolled_back_notifies_nobody(app: Flask, alice: FlaskClient,
     assert d.payload["data"]["cause"] == "matches" and d.payload["data"]["bench_ends"]
 
 
+@pytest.mark.drill
 @both_backends
 def test_each_event_comes_from_where_it_happens(app: Flask, alice: FlaskClient,
                                                client: FlaskClient,

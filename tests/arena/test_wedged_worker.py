@@ -32,6 +32,8 @@ from .test_threadpool_worker import (
     matches,
 )
 
+pytestmark = pytest.mark.drill
+
 
 @pytest.fixture
 def slow() -> Iterator[SlowTable]:

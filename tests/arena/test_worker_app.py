@@ -25,6 +25,7 @@ from arena.jobs import bodies
 from .conftest import submit, worker_env
 
 
+@pytest.mark.drill
 def test_rqs_own_command_with_the_app_worker_runs_a_check(
     app: Flask, client: FlaskClient, sample_bots: dict[str, str],
 ) -> None:

@@ -24,6 +24,8 @@ from tests.arena.databases import PgDatabases
 
 from .fleet import FleetSettings, cleanup, fleet, run_drill
 
+pytestmark = pytest.mark.drill
+
 
 def require_nginx() -> None:
     if nginx_binary() is None:

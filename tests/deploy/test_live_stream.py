@@ -30,6 +30,8 @@ from tests.arena.sse import Stream
 
 from .test_slow_clients import free_port, redis_url
 
+pytestmark = pytest.mark.drill
+
 
 @dataclass
 class LiveEdge:

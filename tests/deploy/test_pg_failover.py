@@ -22,6 +22,8 @@ import pytest
 from .pg_failover import Drill, DrillSettings
 from .pgpair import PgUnavailableError, find_bindir, server_user
 
+pytestmark = pytest.mark.drill
+
 
 def require_pg_server() -> None:
     try:

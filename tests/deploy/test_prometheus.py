@@ -196,6 +196,7 @@ def register(dep: Deployment, name: str, url: str) -> int:
     return bot_id
 
 
+@pytest.mark.drill
 def test_prometheus_scrapes_overshoot_and_the_rest_during_real_matches(
         deployment: Deployment) -> None:
     dep = deployment

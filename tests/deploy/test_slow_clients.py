@@ -27,6 +27,8 @@ from arena.ops.procs import Child, stop_all
 
 from .slowclients import Crowd, wait_until
 
+pytestmark = pytest.mark.drill
+
 SLOWLORIS = 300
 SLOW_BODIES = 50
 STALLED_BODIES = 10

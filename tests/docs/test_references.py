@@ -152,6 +152,7 @@ def test_sphinx_roles_in_docstrings_name_code_that_exists() -> None:
     assert role_problems() == []
 
 
+@pytest.mark.drill
 def test_dotted_names_in_docstrings_and_docs_name_code_that_exists() -> None:
     assert dotted_problems() == []
 

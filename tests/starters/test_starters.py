@@ -309,6 +309,7 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+@pytest.mark.drill
 def test_signed_requests_are_answered_and_replays_refused(
     starter: Starter, launch: Callable[[str | None], RunningBot]
 ) -> None:
@@ -348,6 +349,7 @@ REFUSED: list[tuple[str, Callable[[bytes], tuple[str, dict[str, str]]]]] = [
 ]
 
 
+@pytest.mark.drill
 def test_refusals_name_the_reason_the_arena_would(
     starter: Starter, launch: Callable[[str | None], RunningBot]
 ) -> None:
@@ -397,6 +399,7 @@ def sample_bots() -> Iterator[list[BotServer]]:
         server.server_close()
 
 
+@pytest.mark.drill
 def test_plays_real_signed_matches_without_a_strike(
     starter: Starter,
     launch: Callable[[str | None], RunningBot],

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.arena.test_bot_calls import (  # noqa: F401 - fixtures
     GARBAGE,
     Played,
@@ -15,6 +17,7 @@ from tests.arena.test_bot_calls import (  # noqa: F401 - fixtures
 )
 
 
+@pytest.mark.drill
 def test_the_owner_signs_in_and_reads_the_calls(
         page: Any, live_server: str, played: Played, shots: Path,  # noqa: F811 - the fixture
 ) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask.testing import FlaskClient
 from playwright.sync_api import expect
 
@@ -15,6 +16,7 @@ from arena.ops.procs import Child
 from tests.arena.conftest import register
 
 
+@pytest.mark.drill
 def test_challenge_from_the_bot_page_and_watch_the_match(
         page: Any, live_server: str, client: FlaskClient, sample_bots: dict[str, str],
         shots: Path, start_worker: Callable[[], Child]) -> None:

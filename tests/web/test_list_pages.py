@@ -70,6 +70,7 @@ def fits(page: Any) -> tuple[int, int]:
     return page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
 
 
+@pytest.mark.drill
 def test_match_list_bot_list_and_api_docs(
     page: Any, phone: Any, live_server: str, client: FlaskClient, five_bots: list[int],
     start_worker: Callable[[], Child], shots: Path,
@@ -144,6 +145,7 @@ def test_match_list_bot_list_and_api_docs(
         phone.screenshot(path=str(shots / f"{name}.png"), full_page=name != "api-docs-390")
 
 
+@pytest.mark.drill
 def test_every_page_fits_a_390_px_screen(
     phone: Any, live_server: str, client: FlaskClient, five_bots: list[int],
     start_worker: Callable[[], Child], shots: Path,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask.testing import FlaskClient
 from playwright.sync_api import expect
 
@@ -18,6 +19,7 @@ from sample_bots.sdk import serve_in_thread
 from tests.arena.conftest import admin_headers, register, wait_for
 
 
+@pytest.mark.drill
 def test_a_running_match_is_featured_and_watched_from_live_now(
     page: Any, live_server: str, client: FlaskClient, sample_bots: dict[str, str],
     start_worker: Callable[[], Child], shots: Path,

@@ -79,6 +79,7 @@ def finished_tournament(client: FlaskClient, bots: list[int], start_worker: Call
 # --- submit a bot -----------------------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_submit_a_bot_through_the_form(page: Any, live_server: str, client: FlaskClient,
                                        sample_bots: dict[str, str], shots: Path,
                                        start_worker: Callable[[], Child]) -> None:
@@ -143,6 +144,7 @@ def test_forms_refuse_a_missing_csrf_token(client: FlaskClient,
 # --- a tournament, live -----------------------------------------------------------------------
 
 
+@pytest.mark.drill
 @both_backends
 def test_start_a_tournament_and_watch_the_bracket_change_live(
     page: Any, live_server: str, client: FlaskClient, five_bots: list[int],
@@ -189,6 +191,7 @@ def test_start_a_tournament_and_watch_the_bracket_change_live(
     page.screenshot(path=str(shots / "tournament.png"), full_page=True)
 
 
+@pytest.mark.drill
 def test_round_robin_page_shows_standings_and_rounds(
     page: Any, live_server: str, client: FlaskClient, five_bots: list[int],
     start_worker: Callable[[], Child], shots: Path,
@@ -207,6 +210,7 @@ def test_round_robin_page_shows_standings_and_rounds(
 # --- replay and downloads ---------------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_replay_steps_through_a_match_and_the_log_downloads_and_verifies(
     page: Any, live_server: str, client: FlaskClient, five_bots: list[int],
     start_worker: Callable[[], Child], shots: Path, tmp_path: Path,
@@ -262,6 +266,7 @@ def test_replay_steps_through_a_match_and_the_log_downloads_and_verifies(
 # --- escaping, headers, spectators ------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_nothing_typed_by_a_user_or_a_bot_runs_as_script(
     page: Any, live_server: str, app: Flask, client: FlaskClient,
     sample_bots: dict[str, str], evil_bot: str, start_worker: Callable[[], Child],
@@ -319,6 +324,7 @@ def test_pages_for_unknown_things_are_404_pages(page: Any, live_server: str) -> 
         assert "Nothing here" in page.inner_text("h1")
 
 
+@pytest.mark.drill
 def test_home_leaderboard_and_bot_pages(
     page: Any, live_server: str, client: FlaskClient, five_bots: list[int],
     start_worker: Callable[[], Child], shots: Path,
@@ -351,6 +357,7 @@ def test_home_leaderboard_and_bot_pages(
 # --- live matches -----------------------------------------------------------------------------
 
 
+@pytest.mark.drill
 def test_a_running_match_is_watched_live_turn_by_turn(
     page: Any, live_server: str, client: FlaskClient, sample_bots: dict[str, str],
     start_worker: Callable[[], Child], shots: Path,

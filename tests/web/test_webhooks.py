@@ -40,6 +40,7 @@ def log_row(page: Any, hook_id: int) -> Any:
     return page.locator(f"[data-webhook='{hook_id}'] [data-test=deliveries] tbody tr").first
 
 
+@pytest.mark.drill
 def test_the_delivery_log_shows_what_became_of_each_event(
         page: Any, live_server: str, receivers: tuple[Receiver, Receiver], shots: Path,
         start_worker: Callable[[], Child]) -> None:
