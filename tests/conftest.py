@@ -1,5 +1,6 @@
 """Suite-wide rules: tests reach loopback only (tests/loopback_only/loopback_guard.py); under
-xdist the longest tests start first (tests/scheduling.py)."""
+xdist the longest tests start first (tests/scheduling.py); the Hypothesis profiles of the two
+tiers are registered before pytest loads one (tests/tiers.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ sys.path.insert(0, str(GUARD_DIR))
 import loopback_guard  # noqa: E402
 import pytest  # noqa: E402
 
-from tests import scheduling  # noqa: E402
+from tests import scheduling, tiers  # noqa: E402, F401 - tiers registers the profiles
 
 os.environ[loopback_guard.ENV_FLAG] = "1"
 # One prefix for RQ's keys in every test process and the workers they start (RQ reads it

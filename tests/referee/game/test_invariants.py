@@ -30,6 +30,7 @@ from referee.game.movegen import (
     sf_plus_two,
 )
 from referee.game.rules import FiveCompare
+from tests.tiers import examples
 
 from .strategies import ALL_RULESETS, biased_deck
 
@@ -51,7 +52,7 @@ def check_five_key(m: int, key: int, t: Tables) -> None:
         assert p.key == key, (f"{m:x}", p, key)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(
     name=st.sampled_from(NAMES),
     seed=st.integers(0, 2**32 - 1),
@@ -106,7 +107,7 @@ def check_index(d: Deal) -> None:
         assert [x for x in kept if x[1] & h == x[1]] == five_card_keyed(h, d.t), seat
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     name=st.sampled_from(NAMES),
     seed=st.integers(0, 2**64 - 1),

@@ -20,6 +20,7 @@ from referee.game.cards import cards_of
 from referee.game.compiled import KIND_PAIR_RUN, KIND_RUN, KIND_SF_PLUS_TWO
 from referee.game.movegen import beating_plays, leading_plays
 from referee.game.rules import FiveKind
+from tests.tiers import examples
 
 from .reference import (
     Classified,
@@ -178,7 +179,7 @@ def test_classify_matches_reference_on_random_subsets(name: str) -> None:
         check_classify_agrees(rules, deck[: rng.choice(sizes)], rules.twos_low_after_bomb and i % 2)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rulesets(), data=st.data())
 def test_generator_matches_reference_random_rules(rules: RuleSet, data: st.DataObject) -> None:
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")

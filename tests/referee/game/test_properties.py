@@ -38,6 +38,7 @@ from referee.game.rules import (
     ShortHandedTiers,
     StockEmpty,
 )
+from tests.tiers import examples
 
 from .reference import as_mask, reference_beats_classified, reference_classify, reference_legal
 
@@ -452,7 +453,7 @@ def contexts(draw: st.DrawFn, players: int) -> DealContext:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     name=st.sampled_from(sorted(RULESETS)),
     seed=st.integers(0, 2**32 - 1),
@@ -481,7 +482,7 @@ def test_random_deal(name: str, seed: int, policy: int, data: st.DataObject) -> 
     assert third.outcome == d.outcome
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), policy=st.integers(0, 2**32 - 1))
 def test_reshuffled_stock_keeps_every_card(seed: int, policy: int) -> None:
     """With a reshuffled stock a deal may go on for long; cards stay conserved meanwhile."""
@@ -537,7 +538,7 @@ PLAIN_FLOW = sorted(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     name=st.sampled_from(PLAIN_FLOW),
     seed=st.integers(0, 2**32 - 1),

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from referee import PRESETS, find_ruleset
 from referee.game.presets import OPTION_SYNTAX, OPTION_TYPES, PENALTY_PREFIX, format_option
 from referee.game.rules import PenaltySchedule, RuleSet, option_fields
+from tests.tiers import examples
 
 # For every option: a value other than the default, and the other changes it needs to be
 # playable (a draw on a pass needs a stock, a bomb that takes the trick needs bombs, ...).
@@ -196,7 +197,7 @@ _POOL: dict[str, list[Any]] = {
 }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), base=st.sampled_from(sorted(PRESETS)))
 def test_any_mix_of_options_round_trips_through_its_name(data: st.DataObject, base: str) -> None:
     keys = data.draw(st.lists(st.sampled_from(sorted(_POOL)), unique=True, max_size=6))

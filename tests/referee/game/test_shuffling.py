@@ -23,6 +23,7 @@ from referee.game.shuffling import (
     word_shuffle,
 )
 from referee.game.twister import KNOWN_WORDS, MersenneTwister, init_by_array, key_of
+from tests.tiers import examples
 
 LENGTHS = (0, 1, 2, 3, 13, 39, 51, 52, 64, 100, 255, 256, 300)
 SEEDS = [*range(200), 2**32 - 1, 2**32, 2**63, 2**64 - 1, 7339852785675241625, 10**40]
@@ -102,7 +103,7 @@ def test_every_path_of_shuffle_gives_cpythons_permutation(n: int) -> None:
             assert bits == [1 << c for c in want[0]]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(min_value=0, max_value=2**200), n=st.integers(min_value=0, max_value=60))
 def test_any_seed_shuffles_as_cpython(seed: int, n: int) -> None:
     rng = random.Random(seed)

@@ -18,6 +18,7 @@ from referee import Deal, DealContext, find_ruleset, preset_names
 from referee.game.cards import card_text, iter_cards
 from referee.game.spectator import deal_started, turn_played
 from tests.referee.game.test_view import card_strings, texts
+from tests.tiers import examples
 
 VARIANTS = [
     find_ruleset("standard", players=3, leftover="ghost-hand"),
@@ -58,7 +59,7 @@ def watch(deal: Deal, chooser: random.Random) -> int:
     return events
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(name=st.sampled_from(preset_names()), seed=st.integers(0, 2**32),
        chooser=st.randoms(use_true_random=False))
 def test_no_hidden_card_crosses_the_spectator_view(name: str, seed: int,

@@ -19,6 +19,7 @@ from referee import Deal, DealContext, RuleSet, find_ruleset, preset_names
 from referee.game.cards import card_text, iter_cards
 from referee.game.view import DealView, observation
 from referee.wire.protocol import move_request
+from tests.tiers import examples
 
 CARDS = frozenset(r + s for r in "3456789TJQKA2" for s in "DCHS")
 _STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"')
@@ -72,7 +73,7 @@ def check_all_seats(deal: Deal) -> None:
             assert not leaked, f"request to seat {seat} leaked {sorted(leaked)}"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     name=st.sampled_from(preset_names()),
     seed=st.integers(0, 2**32),
@@ -85,6 +86,11 @@ def test_no_hidden_card_crosses_observation(name: str, seed: int, chooser: rando
         moves = deal.legal_moves()
         deal.push(moves[chooser.randrange(len(moves))])
         check_all_seats(deal)
+
+
+DEALS_PER_VARIANT = examples(15, floor=5)
+"""Chained deals per variant (the second on has exchanges): 15 in `make check`, 5 in `make
+test` (each deal checks every seat at every turn; 15 were half a minute)."""
 
 
 def test_hidden_sets_stay_hidden_in_short_handed_games() -> None:
@@ -102,7 +108,7 @@ def test_hidden_sets_stay_hidden_in_short_handed_games() -> None:
     rng = random.Random(7)
     for rules in variants:
         ctx = DealContext(0)
-        for i in range(15):
+        for i in range(DEALS_PER_VARIANT):
             deal = Deal.new(rules, rng.getrandbits(32), ctx)
             while not deal.over:
                 check_all_seats(deal)
