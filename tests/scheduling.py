@@ -9,13 +9,15 @@ Handed out longest first, the drills overlap each other and with the short tests
 ends on tests of a second or less (the classic longest-processing-time-first rule).
 
 The durations come from ``tests/durations.json`` (seconds per test id: set-up, call and
-tear-down together, from one ``--durations=0`` run; only tests of a second or more).  It is an
-ordering hint only: a stale or missing entry changes when a test starts, never whether or how
-it runs.  A test it does not know keeps its collection order, after the known ones.  Refresh it
-after adding a long test::
+tear-down together, from ``--durations=0`` runs; only tests of a second or more).  For the
+order it is a hint only: a stale or missing entry changes when a test starts, never whether or
+how it runs.  A test it does not know keeps its collection order, after the known ones.  It is
+also the record the tiers' ten-second rule reads (tests/tiers.py): each test's figure comes
+from its own tier's run.  Refresh it after adding a long test (``make durations`` does this)::
 
-    pytest -n 4 --durations=0 | tee /tmp/durations.log
-    python -m tests.scheduling /tmp/durations.log
+    pytest -n 4 -m "not drill" --hypothesis-profile=fast --durations=0 | tee /tmp/fast.log
+    pytest -n 4 -m drill --durations=0 | tee /tmp/drills.log
+    python -m tests.scheduling /tmp/fast.log /tmp/drills.log
 
 The order applies only under xdist (``-n``): in one process, file order keeps each module's
 module-scoped fixtures set up once.
@@ -77,10 +79,13 @@ def refresh(log: str, old: dict[str, float]) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m tests.scheduling DURATIONS_LOG", file=sys.stderr)
+    """Each log in turn refreshes the record (a test measured by several: the last one's)."""
+    if not argv:
+        print("usage: python -m tests.scheduling DURATIONS_LOG...", file=sys.stderr)
         return 2
-    record = refresh(Path(argv[0]).read_text(), load())
+    record = load()
+    for log in argv:
+        record = refresh(Path(log).read_text(), record)
     DURATIONS.write_text(json.dumps(record, indent=0) + "\n")
     print(f"{DURATIONS}: {len(record)} tests, {sum(record.values()) / 60:.1f} test-minutes")
     return 0

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests import scheduling
 
 
@@ -52,3 +54,20 @@ def test_the_record_names_collected_tests() -> None:
     root = Path(__file__).resolve().parent.parent
     missing = sorted({k.split("::")[0] for k in record if not (root / k.split("::")[0]).exists()})
     assert not missing, f"tests/durations.json names files that are gone: {missing}"
+
+
+def test_each_tiers_log_refreshes_its_own_tests(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make durations`: the fast tier's log, then the drills' log; a test keeps the figure of
+    the run that measured it, and one measured under a second leaves the record."""
+    record = tmp_path / "durations.json"
+    record.write_text(json.dumps({"tests/x.py::test_short": 3.0, "tests/d.py::drill": 50.0,
+                                  "tests/p.py::prop": 40.0}))
+    monkeypatch.setattr(scheduling, "DURATIONS", record)
+    monkeypatch.setattr(scheduling, "load", lambda: json.loads(record.read_text()))
+    fast = tmp_path / "fast.log"
+    fast.write_text("4.00s call     tests/p.py::prop\n0.50s call     tests/x.py::test_short\n")
+    drills = tmp_path / "drills.log"
+    drills.write_text("61.00s call     tests/d.py::drill\n")
+    assert scheduling.main([str(fast), str(drills)]) == 0
+    assert json.loads(record.read_text()) == {"tests/d.py::drill": 61.0, "tests/p.py::prop": 4.0}

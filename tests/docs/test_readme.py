@@ -109,8 +109,16 @@ def test_the_development_section_matches_the_config() -> None:
         assert target in targets, f"README names `make {target}`; the Makefile has no such target"
     recipe = makefile.split("\nlint:", 1)[1].split("\n\n", 1)[0]
     assert "ruff check ." in recipe and "$(BIN)/mypy" in recipe
-    assert re.search(r"^test: lint\n\t(?:[A-Z_]+=\S* )*(?:\\\n\s+)?\$\(BIN\)/python -m pytest -q "
-                     r"-n \$\(TEST_WORKERS\) ", makefile, re.M)
+    run = re.search(r"^PYTEST := (?:[A-Z_]+=\S* )*(?:\\\n\s+)?\$\(BIN\)/python -m pytest -q "
+                    r"-n \$\(TEST_WORKERS\) ", makefile, re.M)
+    assert run, "the Makefile's PYTEST runs pytest with TEST_WORKERS processes"
+    # The tiers (docs/contributing.md): `make check` runs everything in one run with the full
+    # Hypothesis profile, `make test` the fast tier, `make drills` the rest.
+    assert re.search(r"^check: lint\n\t\$\(PYTEST\) --hypothesis-profile=ci \$\(PYTEST_ARGS\)\n",
+                     makefile, re.M), "make check: one run of every test (no -m)"
+    assert re.search(r'^test: lint\n\t\$\(PYTEST\) -m "not drill" --hypothesis-profile=fast ',
+                     makefile, re.M)
+    assert re.search(r"^drills: \$\(STAMP\)\n\t\$\(PYTEST\) -m drill ", makefile, re.M)
     workers = re.search(r"^TEST_WORKERS \?= (\d+)$", makefile, re.M)
     assert workers and f"`pytest -q -n {workers.group(1)}`" in section
     mypy = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
@@ -119,12 +127,14 @@ def test_the_development_section_matches_the_config() -> None:
     assert named, "the section says which packages mypy checks"
     assert sorted(re.findall(r"`(\w+)`", named.group(1))) == sorted(mypy["packages"])
     ci = (root / ".ci" / "run").read_text(encoding="utf-8")
-    assert ci.rstrip().endswith("make test")
+    assert ci.rstrip().endswith("make starters\nmake check")
+    quick = _section("Quick start").split("```sh\n", 1)[1].split("```", 1)[0]
+    assert re.search(r"^make check ", quick, re.M), "the README's test command is CI's"
     for var in re.findall(r"`(ARENA_\w+)=1`", section):
         assert f"export {var}=1" in ci
 
 
-# --- what `make test` skips ----------------------------------------------------------------
+# --- what `make check` skips ---------------------------------------------------------------
 
 SKIPS: dict[str, str] = {
     "tests/arena/conftest.py": "**PostgreSQL** unreachable",
@@ -148,8 +158,8 @@ SKIPS: dict[str, str] = {
 SKIP_CALL = re.compile(r"pytest\.(?:skip\(|importorskip\(|mark\.skipif\()")
 
 
-def test_the_readme_names_every_skip_of_make_test() -> None:
-    """The README's `make test` section once named only the PostgreSQL skips (Chromium and
+def test_the_readme_names_every_skip_of_make_check() -> None:
+    """The README's test section once named only the PostgreSQL skips (Chromium and
     nginx skip too): every module with a skip is listed here with the README's words for
     it, and a new skip anywhere fails until the README says when it happens."""
     root = README.parent
@@ -157,7 +167,7 @@ def test_the_readme_names_every_skip_of_make_test() -> None:
                 if SKIP_CALL.search(p.read_text(encoding="utf-8"))
                 and "loopback_only" not in p.parts and p.name != "test_readme.py"}
     assert skipping == set(SKIPS), "a test module skips: say when in the README, then here"
-    section = README.read_text(encoding="utf-8").split("What `make test` skips", 1)[1]
+    section = README.read_text(encoding="utf-8").split("What `make check` skips", 1)[1]
     section = section.split("\n## ", 1)[0]
     for module, words in SKIPS.items():
         assert words in section, (module, words)
