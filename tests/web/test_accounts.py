@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask.testing import FlaskClient
 from playwright.sync_api import expect
 
@@ -16,6 +17,7 @@ from arena.ops.procs import Child
 PASSWORD = "correct horse battery"
 
 
+@pytest.mark.drill
 def test_sign_up_register_a_bot_and_see_it_on_my_bots(
         page: Any, live_server: str, client: FlaskClient, sample_bots: dict[str, str],
         shots: Path, start_worker: Callable[[], Child]) -> None:

@@ -317,6 +317,7 @@ def test_nothing_typed_by_a_user_or_a_bot_runs_as_script(
     assert client.get("/leaderboard").status_code == 200
 
 
+@pytest.mark.drill
 def test_pages_for_unknown_things_are_404_pages(page: Any, live_server: str) -> None:
     for path in ("/bots/999", "/matches/999", "/tournaments/999"):
         resp = page.goto(live_server + path)
