@@ -414,10 +414,16 @@ def _round_complete(s: Session, rnd: TournamentRound) -> bool:
     return not pending
 
 
+def entrant_seed(bot_id: int, seed: int | None) -> int:
+    """An entrant's seed as pairing and tie-breaks read it: an unseeded one (None) after
+    every seeded one, by bot id."""
+    return seed or 10**6 + bot_id
+
+
 def seed_map(s: Session, t: Tournament) -> dict[int, int]:
     rows = s.execute(select(TournamentEntrant.bot_id, TournamentEntrant.seed)
                      .where(TournamentEntrant.tournament_id == t.id)).all()
-    return {b: (seed or 10**6 + b) for b, seed in rows}
+    return {b: entrant_seed(b, seed) for b, seed in rows}
 
 
 def table_lines(s: Session, t: Tournament, table: Any,
@@ -506,15 +512,17 @@ def knockout_key(r: scoring.Standing) -> tuple[Any, ...]:
     return (-(r.round_reached or 0), r.place_in_round or 0, -r.score, r.seed, r.bot)
 
 
-def compute_standings(s: Session, t: Tournament,
-                      rounds: Sequence[Any] | None = None) -> list[scoring.Standing]:
+def compute_standings(s: Session, t: Tournament, rounds: Sequence[Any] | None = None, *,
+                      seeds: dict[int, int] | None = None) -> list[scoring.Standing]:
     """Standings from the rounds closed so far (see :mod:`arena.tournaments.scoring`).  For
     a knockout: players still in first, then by the round they went out in, their place
     there and their table score.  ``rounds``: every round of the tournament in number order,
     with its ``tables``, already read (a reader passes them as columns,
     :func:`arena.tournaments.present.load_rounds`); else loaded here as ORM objects, which
-    is what the writers, which change rounds in the same session, need."""
-    seeds = seed_map(s, t)
+    is what the writers, which change rounds in the same session, need.  ``seeds``: the
+    tournament's :func:`seed_map`, when the caller read it already."""
+    if seeds is None:
+        seeds = seed_map(s, t)
     if rounds is None:
         rounds = s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
                            .options(selectinload(TournamentRound.tables))

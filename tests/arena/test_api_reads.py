@@ -4,15 +4,28 @@ statements whose plans do not grow with the bots.  (Statement counts: test_read_
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
 
+from arena.core.models import Bot, Match
 from arena.core.storage import get_db
+from arena.core.tournament_models import (
+    Tournament,
+    TournamentEntrant,
+    TournamentMatch,
+    TournamentRound,
+)
+from arena.tournaments import service
+from arena.tournaments.present import KNOCKOUT_ORDER
+from arena.tournaments.scoring import TIE_BREAKS
 
-from .test_read_path import seed
+from .conftest import both_backends
+from .test_read_path import finish_directly, real_log, seed
 
 postgres_only = pytest.mark.parametrize(
     "backend", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
@@ -72,3 +85,111 @@ def test_match_lists_read_seat_bots_by_key_whatever_the_planner_prefers(app: Fla
             assert not whole_reads(plan, ("bots", "bot_versions")), (url, statement, plan)
             checked += 1
     assert checked == 4
+
+
+# --- brackets and standings ------------------------------------------------------------------
+
+
+def plain_bracket(s: Session, t: Tournament) -> dict[str, Any]:
+    """The bracket as the plain reading of the rows gives it: ORM objects, each table's
+    links and matches as loaded by their relationships, a partial result from
+    :func:`service.table_lines` reading each match's seats on its own, and a bot shown as
+    its entrant row and its name say.  The answer's columns, shared bot cards, merged
+    entrant statement and stored results must give exactly this."""
+    rows = s.scalars(select(TournamentEntrant)
+                     .where(TournamentEntrant.tournament_id == t.id)).all()
+    seeds = {e.bot_id: e.seed or 10**6 + e.bot_id for e in rows}
+    names = {e.bot_id: e.bot.name for e in rows}
+
+    def card(b: int) -> dict[str, Any]:
+        return {"id": b, "name": names.get(b, "?"), "seed": seeds.get(b)}
+
+    rounds = []
+    for rnd in s.scalars(select(TournamentRound).where(TournamentRound.tournament_id == t.id)
+                         .order_by(TournamentRound.number)):
+        advanced = set(rnd.advanced["bots"]) if rnd.advanced else set()
+        tables = []
+        for table in sorted(rnd.tables, key=lambda x: x.number):
+            links = sorted(table.links, key=lambda x: x.rotation)
+            matches = [{"id": x.match_id, "rotation": x.rotation,
+                        "state": s.get(Match, x.match_id).state} for x in links]  # type: ignore[union-attr]
+            lines: list[dict[str, Any]] | None = None
+            if table.result is not None:
+                lines = table.result["lines"]
+            elif any(m["state"] == "finished" for m in matches):
+                lines = [x.to_json() for x in service.table_lines(s, t, table, seeds)]
+            tables.append({
+                "number": table.number, "state": table.state,
+                "seats": [card(b) for b in table.bots["bots"]], "matches": matches,
+                "result": None if lines is None else [
+                    {**x, "bot": card(x["bot"]), "advanced": x["bot"] in advanced}
+                    for x in lines],
+                "final": table.state == "done"})
+        rounds.append({
+            "number": rnd.number, "state": rnd.state,
+            "byes": [card(b) for b in rnd.byes["bots"]], "target": rnd.target,
+            "advanced": [card(b) for b in rnd.advanced["bots"]] if rnd.advanced else None,
+            "table_count": len(rnd.tables), "tables": tables})
+    return {"tournament": t.id, "format": t.format, "state": t.state, "seats": t.seats,
+            "current_round": t.current_round, "rounds_planned": t.rounds,
+            "round_sizes": None, "rounds": rounds}
+
+
+def plain_standings(s: Session, t: Tournament) -> dict[str, Any]:
+    """The standings as the writers compute them (ORM rounds, :func:`service.seed_map`),
+    each row named by its bot."""
+    items = []
+    for r in service.compute_standings(s, t):
+        bot = s.get(Bot, r.bot)
+        items.append({**r.to_json(), "bot": {"id": r.bot,
+                                              "name": bot.name if bot else "?"}})
+    return {"tournament": t.id, "format": t.format, "state": t.state,
+            "final": t.state == "finished",
+            "order": KNOCKOUT_ORDER if t.format == "knockout" else TIE_BREAKS, "items": items}
+
+
+@both_backends
+def test_bracket_and_standings_equal_a_plain_reading_of_the_rows(app: Flask) -> None:
+    """A Swiss tournament with round 1 closed and round 2 half played (stored results, and
+    partial ones from finished matches), a knockout with round 1 closed (advancers, the
+    next round drawn) and a round robin just started: the bracket and the standings the
+    API answers are, key for key, what :func:`plain_bracket` and :func:`plain_standings`
+    read from the rows.  An entrant whose seed was never set (an unseeded entrant sorts
+    after every seeded one) is among them."""
+    data = seed(app, 12)
+    db = get_db(app)
+    log_gz, totals = real_log()
+    rng = random.Random(7)
+    with db.begin() as s:
+        queued = list(s.scalars(select(TournamentMatch.match_id)
+                                .join(Match, Match.id == TournamentMatch.match_id)
+                                .where(TournamentMatch.tournament_id == data.knockout,
+                                       Match.state.in_(("queued", "running")))))
+        entrant = s.scalars(select(TournamentEntrant)
+                            .where(TournamentEntrant.tournament_id == data.round_robin)
+                            .order_by(TournamentEntrant.bot_id)).first()
+        assert entrant is not None
+        entrant.seed = None
+    for m in queued:
+        finish_directly(app, m, log_gz, totals, rng)
+    service.advance(app, data.knockout)
+    client = app.test_client()
+    for tid in (data.swiss, data.knockout, data.round_robin):
+        bracket = client.get(f"/api/tournaments/{tid}/bracket").get_json()
+        standings = client.get(f"/api/tournaments/{tid}/standings").get_json()
+        with db.begin() as s:
+            t = s.get(Tournament, tid)
+            assert t is not None
+            want = plain_bracket(s, t)
+            if t.format == "knockout":
+                want["round_sizes"] = bracket["round_sizes"]  # the plan: not read from rows
+            assert bracket == want, tid
+            assert standings == plain_standings(s, t), tid
+    rounds = [r for tid in (data.swiss, data.knockout)
+              for r in client.get(f"/api/tournaments/{tid}/bracket").get_json()["rounds"]]
+    shapes = {(r["state"], t["result"] is not None, t["state"])
+              for r in rounds for t in r["tables"]}
+    assert ("done", True, "done") in shapes  # stored results
+    assert ("playing", True, "playing") in shapes  # partial results
+    assert ("playing", False, "playing") in shapes  # no result yet
+    assert any(r["advanced"] for r in rounds)
