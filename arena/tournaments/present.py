@@ -232,25 +232,32 @@ def _list_statements(dialect: str) -> tuple[Select[*tuple[Any, ...]], ...]:
     return counted, by_state, named
 
 
+def progress_of(s: Session, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Each tournament's matches counted per state (every state of
+    :data:`PROGRESS_STATES`, 0 when none), for a whole list in one grouped statement."""
+    states: dict[int, dict[str, int]] = {i: {} for i in ids}
+    if ids:
+        by_state = _list_statements(s.get_bind().dialect.name)[1]
+        for tid, state, n in s.execute(by_state, {"ids": list(ids)}):
+            states[tid][state] = int(n)
+    return {tid: {k: c.get(k, 0) for k in PROGRESS_STATES} for tid, c in states.items()}
+
+
 def summaries(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
     """What a list of tournaments shows (no entrant list): entrants counted and matches
     per state, for every tournament of the list in two grouped statements."""
     ids = [t.id for t in rows]
     entrants: dict[int, int] = {}
-    states: dict[int, dict[str, int]] = {i: {} for i in ids}
     if ids:
-        counted, by_state, _ = _list_statements(s.get_bind().dialect.name)
+        counted = _list_statements(s.get_bind().dialect.name)[0]
         entrants = {tid: int(n) for tid, n in s.execute(counted, {"ids": ids})}
-        for tid, state, n in s.execute(by_state, {"ids": ids}):
-            states[tid][state] = int(n)
+    states = progress_of(s, ids)
     out = []
     for t in rows:
-        c = states[t.id]
         out.append({"id": t.id, "name": t.name, "format": t.format, "state": t.state,
                     "ruleset": t.ruleset, "duplicate": t.duplicate, "rounds": t.rounds,
                     "current_round": t.current_round, "entrant_count": entrants.get(t.id, 0),
-                    "progress": {k: c.get(k, 0)
-                                 for k in ("queued", "running", "finished", "failed")}})
+                    "progress": states[t.id]})
     return out
 
 
@@ -300,7 +307,7 @@ def tournament_json(s: Session, t: Tournament) -> dict[str, Any]:
 
 
 def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, Any]]:
-    """The JSON of each tournament, for a whole list in three statements (entrants with
+    """The JSON of each tournament, for a whole list in two statements (entrants with
     their names, and matches per state), never a query per tournament."""
     ids = [t.id for t in rows]
     entrants: dict[int, list[tuple[int, int | None, float | None, str]]] = {i: [] for i in ids}
@@ -310,7 +317,7 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
         named = _list_statements(s.get_bind().dialect.name)[2]
         for tid, bot_id, seed, rating, name in s.execute(named, {"ids": ids}):
             entrants[tid].append((bot_id, seed, rating, name))
-    counts = {x["id"]: x["progress"] for x in summaries(s, rows)}
+    counts = progress_of(s, ids)  # (not summaries(): its entrant count is not shown here)
     out = []
     for t in rows:
         listed = sorted(entrants[t.id], key=lambda x: (x[1] or 10**6, x[0]))
