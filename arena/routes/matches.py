@@ -24,7 +24,7 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import Select, select
+from sqlalchemy import Integer, Select, bindparam, case, null, select
 from sqlalchemy.orm import joinedload, selectinload
 
 from arena.core.families import storable_ruleset
@@ -86,10 +86,6 @@ from .plumbing import (
 
 bp = Blueprint("matches", __name__)
 
-
-
-def get_match(match_id: int) -> Match:
-    return get_or_404(Match, match_id, "match")
 
 
 def seats_with_bots() -> Any:
@@ -203,13 +199,40 @@ def match_summaries(ids: list[int]) -> list[dict[str, Any]]:
     return [out[i] for i in ids if i in out]
 
 
-def refuse_while_deals_in_play(match_id: int) -> None:
-    """409 while a sibling rotation still plays this match's deals
-    (:mod:`arena.play.deal_secrecy`)."""
-    if deal_secrecy.deals_in_play(session(), [match_id]):
+@functools.cache
+def _log_statements() -> tuple[Select[*tuple[Any, ...]], Select[*tuple[Any, ...]]]:
+    """:func:`finished_log`'s statement and the replay's seats, built once (the match bound
+    at execution: ``m``).  The first reads the match's state, whether it has a result,
+    whether a sibling rotation still plays its deals (:func:`deal_secrecy.in_play_sql`) and
+    the log, which is not read while they play: four statements before (the match, its
+    result, the deals' check, then the result's deferred log), one now."""
+    match = bindparam("m", type_=Integer)
+    in_play = deal_secrecy.in_play_sql(Match.id)
+    found = (select(Match.state, MatchResult.id, in_play,
+                    case((in_play, null()), else_=MatchResult.log_gz))
+             .outerjoin(MatchResult, MatchResult.match_id == Match.id)
+             .where(Match.id == match))
+    seats = (select(MatchSeat.bot_id,
+                    select(Bot.name).where(Bot.id == MatchSeat.bot_id).scalar_subquery())
+             .where(MatchSeat.match_id == match).order_by(MatchSeat.seat))
+    return found, seats
+
+
+def finished_log(match_id: int, not_finished: str = "") -> bytes:
+    """The stored log (gzip) of a finished match whose deals no sibling rotation still
+    plays (:mod:`arena.play.deal_secrecy`); else 404 (no such match) or 409 (not finished:
+    ``not_finished`` ends that message; or ``deals_in_play``)."""
+    row = session().execute(_log_statements()[0], {"m": match_id}).first()
+    if row is None:
+        raise ApiError(404, "not_found", f"no match {match_id}")
+    state, result_id, in_play, log_gz = row
+    if result_id is None:
+        raise ApiError(409, "not_finished", f"match {match_id} is {state}{not_finished}")
+    if in_play:
         raise ApiError(409, "deals_in_play", f"match {match_id}'s deals are still being played "
                        "at its table's other rotations (a duplicate table deals the same cards "
                        "to every rotation); its log and replay open when they have finished")
+    return bytes(log_gz)
 
 
 def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
@@ -323,16 +346,13 @@ def match_page(match_id: int) -> tuple[str, int] | str | Response:
            errors={404: "no such match", 409: "the match has not finished, or a sibling "
                    "rotation of its duplicate table still plays its deals"})
 def match_replay(match_id: int) -> Response:
-    """What the match page's replay draws, turn by turn (``static/replay.js``)."""
-    s = session()
-    m = get_or_404(Match, match_id, "match", options=[seats_with_bots()])
-    result = s.scalar(select(MatchResult).where(MatchResult.match_id == m.id))
-    if result is None:
-        raise ApiError(409, "not_finished", f"match {match_id} is {m.state}")
-    refuse_while_deals_in_play(m.id)
-    doc = stored_json(gzip.decompress(result.log_gz))
-    data = replay_frames(doc, [x.bot_id for x in m.seats], [x.bot.name for x in m.seats])
-    data["match_url"] = url_for("matches.match_page", match_id=m.id)
+    """What the match page's replay draws, turn by turn (``static/replay.js``): two
+    statements, the log (:func:`finished_log`) and the seats' bots by name."""
+    log_gz = finished_log(match_id)
+    seats = session().execute(_log_statements()[1], {"m": match_id}).all()
+    doc = stored_json(gzip.decompress(log_gz))
+    data = replay_frames(doc, [b for b, _ in seats], [name for _, name in seats])
+    data["match_url"] = url_for("matches.match_page", match_id=match_id)
     resp = jsonify(data)
     resp.headers["Cache-Control"] = "public, max-age=3600"  # a finished match never changes
     return resp
@@ -430,16 +450,11 @@ def show_match(match_id: int) -> Response:
                    "rotation of its duplicate table still plays its deals"})
 def match_log(match_id: int) -> Response:
     fmt = from_query(LogQuery).format
-    match = get_match(match_id)
-    result = session().scalar(select(MatchResult).where(MatchResult.match_id == match.id))
-    if result is None:
-        raise ApiError(409, "not_finished", f"match {match_id} is {match.state}; "
-                       "its log exists once it has finished")
-    refuse_while_deals_in_play(match.id)
+    log_gz = finished_log(match_id, "; its log exists once it has finished")
     # Fault details in words, also in a log stored before the referee wrote them so; the
     # document is otherwise as stored (it verifies: details are not compared).
     # Strings stored before the protocol's text rule are repaired (referee.wire.text).
-    doc = plain_log(stored_json(gzip.decompress(result.log_gz)))
+    doc = plain_log(stored_json(gzip.decompress(log_gz)))
     if fmt == "json":
         resp = Response(json.dumps(doc, separators=(",", ":")), mimetype="application/json")
     else:

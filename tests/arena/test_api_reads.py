@@ -193,3 +193,36 @@ def test_bracket_and_standings_equal_a_plain_reading_of_the_rows(app: Flask) -> 
     assert ("playing", True, "playing") in shapes  # partial results
     assert ("playing", False, "playing") in shapes  # no result yet
     assert any(r["advanced"] for r in rounds)
+
+
+# --- a match's log and replay ------------------------------------------------------------
+
+
+@both_backends
+def test_log_and_replay_answer_as_before_in_one_and_two_statements(app: Flask) -> None:
+    """The log download and the replay read the match, its result, whether its deals are
+    still in play and the log in one statement (the replay adds the seats' names): the
+    answers and refusals are the ones of the four (five) statements they replaced."""
+    data = seed(app, 12)
+    client = app.test_client()
+    with get_db(app).begin() as s:
+        queued = s.scalar(select(Match.id).where(Match.state == "queued").limit(1))
+    done = data.matches[-1]
+    for url, sent in ((f"/api/matches/{done}/log", 1), (f"/matches/{done}/replay.json", 2)):
+        assert len(selects_sent(app, url)) == sent, url
+    replay = client.get(f"/matches/{done}/replay.json").get_json()
+    with get_db(app).begin() as s:
+        seats = s.get(Match, done).seats  # type: ignore[union-attr]
+        assert [(x["seat"], x["bot_id"], x["name"]) for x in replay["seats"]] == [
+            (x.seat, x.bot_id, x.bot.name) for x in seats]
+    assert replay["match_url"] == f"/matches/{done}"
+    for url, tail in ((f"/api/matches/{queued}/log", "; its log exists once it has finished"),
+                      (f"/matches/{queued}/replay.json", "")):
+        r = client.get(url)
+        assert r.status_code == 409, url
+        assert r.get_json()["error"] == {"code": "not_finished",
+                                         "message": f"match {queued} is queued{tail}"}, url
+    for url in ("/api/matches/999999/log", "/matches/999999/replay.json"):
+        r = client.get(url)
+        assert r.status_code == 404, url
+        assert r.get_json()["error"] == {"code": "not_found", "message": "no match 999999"}
