@@ -76,7 +76,6 @@ from referee.wire.text import stored_json
 
 from .plumbing import (
     app_object,
-    get_bot,
     get_bots,
     get_or_404,
     iso,
@@ -387,11 +386,13 @@ def list_matches() -> Response:
            {200: (out.CursorPage[out.Match], "matches")}, query=CursorPaging,
            errors={404: "no such bot"})
 def bot_matches(bot_id: int) -> Response:
-    bot = get_bot(bot_id, include_deleted=True)
+    # Whether the bot exists (a deleted one too): its id, not the whole row with its info.
+    if session().scalar(select(Bot.id).where(Bot.id == bot_id)) is None:
+        raise ApiError(404, "not_found", f"no bot {bot_id}")
     query = from_query(CursorPaging)
     # ix_match_seats_bot_id_match_id, read backwards from the cursor.
     return matches_page("bot-matches", select(MatchSeat.match_id).distinct()
-                        .where(MatchSeat.bot_id == bot.id), query.limit)
+                        .where(MatchSeat.bot_id == bot_id), query.limit)
 
 
 @bp.post("/api/matches")
