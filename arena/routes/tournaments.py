@@ -29,7 +29,7 @@ from flask import (
     url_for,
 )
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.core.models import Bot, Rating
@@ -79,6 +79,17 @@ bp = Blueprint("tournaments", __name__)
 
 def get_tournament(tournament_id: int) -> Tournament:
     return get_or_404(Tournament, tournament_id, "tournament")
+
+
+NOT_SHOWN = (defer(Tournament.standings),)
+"""Loader options of a tournament read only to answer: without its final standings, frozen
+when it finished (a 256-entrant tournament's are ~25 KB of JSON, decoded on every load),
+which no answer shows: the standings are computed from the rounds."""
+
+
+def read_tournament(tournament_id: int) -> Tournament:
+    """:func:`get_tournament` for a read-only answer (:data:`NOT_SHOWN`)."""
+    return get_or_404(Tournament, tournament_id, "tournament", options=NOT_SHOWN)
 
 
 def new_tournament(body: NewTournament) -> Tournament:
@@ -368,7 +379,7 @@ def create() -> Response:
            {200: (out.Page[out.Tournament], "a page of tournaments")}, query=TournamentsQuery)
 def index() -> Response:
     query = from_query(TournamentsQuery)
-    stmt = select(Tournament).order_by(Tournament.id.desc())
+    stmt = select(Tournament).options(*NOT_SHOWN).order_by(Tournament.id.desc())
     if query.state is not None:
         stmt = stmt.where(Tournament.state == query.state)
     return paginate(stmt, query, lambda t: t,
@@ -379,7 +390,7 @@ def index() -> Response:
 @operation("A tournament: settings, entrants and seeds, progress",
            {200: (out.Tournament, "the tournament")}, errors={404: "no such tournament"})
 def show(tournament_id: int) -> Response:
-    return jsonify(tournament_json(session(), get_tournament(tournament_id)))
+    return jsonify(tournament_json(session(), read_tournament(tournament_id)))
 
 
 STEP_ANSWERS: Answers = {200: (out.Tournament, "the tournament, with a report")}
@@ -443,7 +454,7 @@ _add_operator_step_route("cancel", service.cancel,
 @operation("Standings with every tie-break key", {200: (out.Standings, "standings")},
            errors={404: "no such tournament"})
 def standings(tournament_id: int) -> Response:
-    return jsonify(standings_json(session(), get_tournament(tournament_id)))
+    return jsonify(standings_json(session(), read_tournament(tournament_id)))
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/bracket")
@@ -451,7 +462,7 @@ def standings(tournament_id: int) -> Response:
 @operation("Rounds, tables, seats, matches, results and advancers", {200: (out.Bracket, "bracket")},
            errors={404: "no such tournament"})
 def bracket(tournament_id: int) -> Response:
-    return jsonify(bracket_json(session(), get_tournament(tournament_id)))
+    return jsonify(bracket_json(session(), read_tournament(tournament_id)))
 
 
 @bp.get("/api/tournaments/<id:tournament_id>/archive")

@@ -12,7 +12,7 @@ from flask import Flask
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from arena.core.models import Bot, Match
+from arena.core.models import Bot, Match, utcnow
 from arena.core.storage import get_db
 from arena.core.tournament_models import (
     Tournament,
@@ -86,6 +86,23 @@ def test_match_lists_read_seat_bots_by_key_whatever_the_planner_prefers(app: Fla
             checked += 1
     assert checked == 4
 
+
+
+@both_backends
+def test_a_bots_matches_need_the_bot_deleted_or_not(app: Flask) -> None:
+    """The bot is looked up by id only (not loaded whole): a deleted bot's matches are still
+    listed, an id that names no bot is the 404 it was."""
+    data = seed(app, 12)
+    client = app.test_client()
+    with get_db(app).begin() as s:
+        bot = s.get(Bot, data.busy)
+        assert bot is not None
+        bot.deleted_at = utcnow()
+    listed = client.get(f"/api/bots/{data.busy}/matches").get_json()["items"]
+    assert listed and all(any(x["bot"]["id"] == data.busy for x in m["seats"]) for m in listed)
+    r = client.get("/api/bots/999999/matches")
+    assert r.status_code == 404
+    assert r.get_json()["error"] == {"code": "not_found", "message": "no bot 999999"}
 
 # --- brackets and standings ------------------------------------------------------------------
 
@@ -226,3 +243,18 @@ def test_log_and_replay_answer_as_before_in_one_and_two_statements(app: Flask) -
         r = client.get(url)
         assert r.status_code == 404, url
         assert r.get_json()["error"] == {"code": "not_found", "message": "no match 999999"}
+
+
+@both_backends
+def test_tournament_answers_leave_the_frozen_standings_unread(app: Flask) -> None:
+    """A finished tournament keeps its final standings in a JSON column that no answer
+    shows (the standings are computed from the rounds): the API's reads do not select it,
+    so a page of finished 256-entrant tournaments does not decode ~25 KB each."""
+    data = seed(app, 12)
+    urls = ["/api/tournaments", f"/api/tournaments/{data.swiss}",
+            f"/api/tournaments/{data.swiss}/bracket", f"/api/tournaments/{data.swiss}/standings"]
+    for url in urls:
+        sent = [statement for statement, _ in selects_sent(app, url)
+                if not statement.startswith("SELECT count(")]  # (the list's total)
+        assert any("FROM tournaments" in x for x in sent), url
+        assert not any("tournaments.standings" in x for x in sent), url
