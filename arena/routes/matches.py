@@ -266,13 +266,13 @@ def match_json(m: Match, *, detail: bool = True) -> dict[str, Any]:
             out["strikes"] = plain_items(totals.get("strikes", []), "reason", with_name=True)
             out["forfeits"] = totals.get("forfeits", [])
             out["notes"] = plain_items(totals.get("notes", []), "fault", with_name=True)
-            events = session().scalars(
-                select(RatingEvent).where(RatingEvent.match_id == m.id)
-                .order_by(RatingEvent.bot_id)).all()
+            events = session().execute(  # columns: the three shown, not whole events
+                select(RatingEvent.bot_id, RatingEvent.before, RatingEvent.after)
+                .where(RatingEvent.match_id == m.id).order_by(RatingEvent.bot_id))
             out["rating_changes"] = [
-                {"bot_id": e.bot_id, "before": round(e.before, 2), "after": round(e.after, 2),
-                 "delta": round(e.after - e.before, 2)}
-                for e in events
+                {"bot_id": bot_id, "before": round(before, 2), "after": round(after, 2),
+                 "delta": round(after - before, 2)}
+                for bot_id, before, after in events
             ]
     return out
 
@@ -437,8 +437,9 @@ def create_match_view() -> Response:
 @operation("A match: state, standings, per-seat latency and strikes",
            {200: (out.Match, "the match")}, errors={404: "no such match"})
 def show_match(match_id: int) -> Response:
+    # The result joined to the match (one statement, not a second): one row at most.
     match = get_or_404(Match, match_id, "match",
-                       options=[seats_loaded(), selectinload(Match.result)])
+                       options=[seats_loaded(), joinedload(Match.result)])
     return jsonify(match_json(match))
 
 
