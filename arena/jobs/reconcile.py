@@ -16,6 +16,16 @@ every worker pops, so any live worker will run it).  RQ's registries are not tru
 one "started" by a dead worker runs never; such a job is replaced (and a waiting one deleted,
 so that it does not run as well once a scheduler comes back).
 
+A replaced job deleted at once may come back: RQ retries a failed job by writing its status
+``scheduled`` *first* and saving the job and its place in the scheduled registry in a
+pipeline a moment later (rq 3.0, ``Job.retry``).  A reconcile between the two sees the
+match's lease expired and the job "scheduled", enqueues a new job and deletes the old one,
+and the worker's pipeline then saves the old job again: scheduled, with no scheduler to run
+it, for ever (a flake of tests/arena/test_recovery.py; in production a stale retry that a
+scheduler would later run to claim in vain).  So each run also sweeps the queue's scheduled
+registry (:func:`_sweep_replaced`): a match job there that is no longer its match's current
+job (the database's ``Match.job_id``) is deleted, whenever it got there.
+
 Each re-enqueue bumps ``Match.enqueues`` with a conditional UPDATE (see
 :func:`arena.play.matches.enqueue_match`), so two reconcilers running at once enqueue a match
 once; and even a duplicate job is harmless (claims are exclusive: a result and its ratings
@@ -26,12 +36,15 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from flask import Flask
 from rq.job import Job
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Row, and_, or_, select
 
+from arena.core.idlists import among
 from arena.core.models import Match, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
@@ -44,19 +57,28 @@ REPLACED_JOB = {"deferred", "scheduled"}
 scheduler) and would only claim in vain once that process came back."""
 
 
+MATCH_JOB = re.compile(r"match-(\d+)-\d+")
+"""A match job's id (:func:`arena.play.matches.enqueue_match`): the match's id, then which
+enqueue of it."""
+
+
 @dataclass
 class Report:
     requeued_queued: list[int] = field(default_factory=list)
     requeued_running: list[int] = field(default_factory=list)
+    swept: list[str] = field(default_factory=list)
+    """Replaced jobs found waiting in the scheduled registry and deleted."""
 
     @property
     def total(self) -> int:
+        """Matches re-enqueued (the sweep re-enqueues nothing)."""
         return len(self.requeued_queued) + len(self.requeued_running)
 
     def __str__(self) -> str:
         return (f"re-enqueued {len(self.requeued_queued)} queued match(es) "
                 f"{self.requeued_queued} and {len(self.requeued_running)} abandoned running "
-                f"match(es) {self.requeued_running}")
+                f"match(es) {self.requeued_running}; deleted {len(self.swept)} replaced "
+                f"job(s) {self.swept}")
 
 
 def reconcile(app: Flask) -> Report:
@@ -79,8 +101,17 @@ def reconcile(app: Flask) -> Report:
                        Match.queued_at < handed_out))
             .order_by(Match.id)
         ).all()
-    if not queued and not abandoned:
-        return report
+    if queued or abandoned:
+        _requeue(app, now, queued, abandoned, report)
+    report.swept = _sweep_replaced(app)
+    if report.total or report.swept:
+        log.info("reconcile: %s", report)
+    return report
+
+
+def _requeue(app: Flask, now: dt.datetime, queued: Sequence[Row[int, str | None, int]],
+             abandoned: Sequence[Row[int, str | None, int]], report: Report) -> None:
+    """Enqueue a new job for each selected match whose job is not on the queue itself."""
     on_queue = _jobs_on_queue(app)
     for match_id, job_id, enqueues in queued:
         if job_id in on_queue:
@@ -97,9 +128,30 @@ def reconcile(app: Flask) -> Report:
         if enqueue_match(app, match_id, only_if=cond):
             report.requeued_running.append(match_id)
             _delete_if_waiting(app, job_id)
-    if report.total:
-        log.info("reconcile: %s", report)
-    return report
+
+
+def _sweep_replaced(app: Flask) -> list[str]:
+    """Delete the match jobs waiting in the queue's scheduled registry that are no longer
+    their match's current job (one ZRANGE, and one SELECT when it holds match jobs).
+
+    A scheduled job is never run without an RQ scheduler, and a replaced one would only
+    claim in vain once one came back; the registry normally holds a few retries at most.
+    Redis or the database down: nothing now, the next run tries again."""
+    try:
+        waiting = get_queue(app).queue.scheduled_job_registry.get_job_ids()
+        jobs = {job_id: int(m.group(1)) for job_id in waiting
+                if (m := MATCH_JOB.fullmatch(job_id))}
+        if not jobs:
+            return []
+        with get_db(app).begin() as s:
+            rows = s.execute(select(Match.id, Match.job_id)
+                             .where(among(s, Match.id, set(jobs.values())))).all()
+        current: dict[int, str | None] = dict(rows)
+    except Exception as exc:
+        log.warning("reconcile: cannot sweep the scheduled registry: %s", exc)
+        return []
+    stale = sorted(job_id for job_id, match_id in jobs.items() if current.get(match_id) != job_id)
+    return [job_id for job_id in stale if _delete_if_waiting(app, job_id)]
 
 
 def _jobs_on_queue(app: Flask) -> set[str]:
@@ -112,12 +164,15 @@ def _jobs_on_queue(app: Flask) -> set[str]:
         return set()
 
 
-def _delete_if_waiting(app: Flask, job_id: str | None) -> None:
+def _delete_if_waiting(app: Flask, job_id: str | None) -> bool:
+    """Delete a replaced job if it waits for a scheduler; whether it did."""
     if not job_id:
-        return
+        return False
     q = get_queue(app)
     try:
         if q.job_status(job_id) in REPLACED_JOB:
             Job.fetch(job_id, connection=q.redis).delete()
+            return True
     except Exception as exc:  # best effort: a duplicate job would claim in vain
         log.warning("reconcile: could not delete replaced job %s: %s", job_id, exc)
+    return False

@@ -229,7 +229,10 @@ def test_a_retry_scheduled_without_a_scheduler_is_replaced_by_the_reconciler(
                  what="RQ to schedule the retry")
         wait_for(lambda: reconcile(app).requeued_running == [match_id], 30, every_s=0.5,
                  what="the reconciler to replace the scheduled retry")
-        assert _rq_status(app, running.job_id) is None  # the stale retry is gone
+        # The stale retry is gone: deleted at once, or, when the worker's pipeline saved it
+        # again just after that (test below), by the next run's sweep.
+        wait_for(lambda: reconcile(app).total == 0 and _rq_status(app, running.job_id) is None,
+                 30, every_s=0.5, what="the stale retry to be deleted")
         done = wait_for(lambda: (m := state(app, match_id)).state == "finished" and m, 90,
                         what="the match to finish")
         assert done.attempts == 2
@@ -267,3 +270,57 @@ def test_a_queued_match_whose_job_waits_for_a_scheduler_is_enqueued_again(
         assert counts(app, match_id) == (1, 4)
     finally:
         stop_all([worker])
+
+
+def test_a_replaced_retry_that_rq_saves_after_the_reconciler_deleted_it_is_swept(
+    app: Flask, client: FlaskClient, four_bots: list[int]
+) -> None:
+    """The flake of the test above, replayed step by step.  RQ retries a failed job by
+    writing its status ``scheduled`` at once and saving the job and its registry entry in a
+    pipeline a moment later (``Job.retry``).  A reconcile in between sees the lease expired
+    and the job scheduled: it enqueues a new job and deletes the old one, which the
+    worker's pipeline then saves again, scheduled for ever with no scheduler.  The next run
+    sweeps it; a scheduled job that is still its match's own is left alone."""
+    import datetime as dt
+
+    from rq.job import Job
+    from sqlalchemy import update
+
+    from arena.core.models import utcnow
+
+    match_id = post_match(client, four_bots, deals=1)
+    old_job = str(state(app, match_id).job_id)
+    long_ago = utcnow() - dt.timedelta(seconds=60)
+    with get_db(app).begin() as s:  # a worker claimed it; its horse died, the lease ran out
+        s.execute(update(Match).where(Match.id == match_id).values(
+            state="running", lease_token="dead", lease_expires_at=long_ago + dt.timedelta(
+                seconds=30), queued_at=long_ago))
+    q = get_queue(app)
+    job = Job.fetch(old_job, connection=q.redis)
+    q.queue.remove(job)  # the worker took it off the queue
+    with q.redis.pipeline() as pipe:  # the worker, seeing its horse dead: RQ's retry
+        job.retry(q.queue, pipe)
+        assert _rq_status(app, old_job) == "scheduled"  # written now, not in the pipeline
+        assert reconcile(app).requeued_running == [match_id]  # a reconcile at that moment
+        assert _rq_status(app, old_job) is None
+        pipe.execute()  # the worker's pipeline saves the replaced job again
+    assert _rq_status(app, old_job) == "scheduled"
+    new_job = state(app, match_id).job_id
+    assert new_job != old_job and new_job in q.queue.get_job_ids()
+
+    report = reconcile(app)
+    assert report.swept == [old_job] and report.total == 0
+    assert _rq_status(app, old_job) is None
+    assert reconcile(app).swept == []
+
+    # The match's own job waiting for a retry is not swept.
+    app.config["RECONCILE_QUEUED_AFTER_S"] = 3600.0
+    with get_db(app).begin() as s:
+        s.execute(update(Match).where(Match.id == match_id).values(
+            state="queued", lease_token=None, lease_expires_at=None, queued_at=utcnow()))
+    current = Job.fetch(str(new_job), connection=q.redis)
+    q.queue.remove(current)
+    q.queue.schedule_job(current, dt.datetime.now(dt.UTC) + dt.timedelta(hours=1))
+    report = reconcile(app)
+    assert report.swept == [] and report.total == 0
+    assert _rq_status(app, new_job) == "scheduled"
