@@ -95,6 +95,12 @@ RATE_LIMIT_REFUSALS = Counter(
 
 # --- database --------------------------------------------------------------------------------
 
+DB_UNAVAILABLE = Counter(
+    "arena_db_unavailable_total",
+    "Web requests answered 503 because the database could not be reached (an outage, a "
+    "failover: connection-class errors only), by URL rule.",
+    ["route"])
+
 DB_POOL_IN_USE = Gauge(
     "arena_db_pool_connections_in_use",
     "Database connections checked out of the pool now.",

@@ -180,6 +180,39 @@ class Database:
         self.engine.dispose()
 
 
+CONNECTION_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+"""PostgreSQL error codes (prefixes) that mean "no usable connection": class 08 (connection
+exception), the server shutting down or not yet accepting connections (57P01-57P03: a
+failover's old primary, a standby being promoted), too many connections (53300).  Not
+57014 (a statement cancelled by ``statement_timeout``): that is a slow query, not an outage."""
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database cannot be reached now (an outage, a failover) rather
+    than that a statement is wrong: what the web answers 503 (try again) instead of 500.
+
+    Connection-class: a connection SQLAlchemy found dead (``connection_invalidated``, a
+    ``DisconnectionError``), no pooled connection in time (the pool's ``TimeoutError``), and
+    the driver's own operational or interface errors that carry no SQLSTATE (psycopg: the
+    server refused or dropped the connection) or one in :data:`CONNECTION_SQLSTATES`.
+    SQLite has no connection to lose: its ``OperationalError`` is "no such table" or
+    "database is locked", and its ``InterfaceError`` a parameter it cannot bind; both stay
+    errors of ours (500)."""
+    from sqlalchemy import exc as sa
+
+    if isinstance(exc, (sa.DisconnectionError, sa.TimeoutError)):
+        return True
+    if not isinstance(exc, (sa.OperationalError, sa.InterfaceError)):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    if type(orig).__module__.startswith("sqlite3"):
+        return False
+    sqlstate = getattr(orig, "sqlstate", None)
+    return sqlstate is None or str(sqlstate).startswith(CONNECTION_SQLSTATES)
+
+
 def get_db(app: Flask | None = None) -> Database:
     a = app or current_app
     db: Database = a.extensions["arena.db"]

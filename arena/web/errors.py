@@ -5,19 +5,28 @@ clients, and the same status and message as an HTML page for a browser asking fo
 Views raise :class:`ApiError` for what the client got wrong; Werkzeug's HTTP errors (404 for
 an unknown route, 405, 413 for a body over ``MAX_CONTENT_LENGTH``) are converted to the same
 shape, and anything unexpected becomes a 500 (logged) without a traceback in the answer.
+A database that cannot be reached (an outage, a failover) is not unexpected: 503 with
+``Retry-After`` (:func:`database_unavailable`; which errors count is
+:func:`arena.core.storage.is_connection_error`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, g, jsonify, request
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
+from arena.core import metrics
+from arena.core.storage import is_connection_error
 from referee.wire.text import text_problem
+
+from .observe import route_label
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +116,43 @@ def init_app(app: Flask) -> None:
         return error_response(500, "internal_error", "internal server error",
                               page_message="this page could not be shown because of an "
                               "error in the arena itself, not in anything you did")
+
+    @app.errorhandler(SQLAlchemyError)
+    def _database_error(e: SQLAlchemyError) -> Response:
+        if not is_connection_error(e):
+            return _unexpected(e)
+        return database_unavailable(e)
+
+
+DATABASE_RETRY_AFTER_S = 5
+"""``Retry-After`` of a 503 for a database that cannot be reached: a failover's promotion
+takes a few seconds (docs/operations.md, "PostgreSQL failover"), and a request after it
+succeeds at once (the pool replaces its dead connections by itself)."""
+
+
+def database_unavailable(e: Exception) -> Response:
+    """503 with ``Retry-After`` for a request that found the database unreachable (an outage,
+    a failover): nothing is wrong with the request or with the arena's code, so not a 500.
+    The request's transaction is rolled back (its connection, if it still has one, goes back
+    to the pool clean) and the refusal is counted (``arena_db_unavailable_total``)."""
+    s = g.pop("db_session", None)
+    if s is not None:
+        with contextlib.suppress(Exception):  # the connection may be dead: close drops it
+            s.rollback()
+        with contextlib.suppress(Exception):
+            s.close()
+    route = route_label()
+    metrics.DB_UNAVAILABLE.labels(route).inc()
+    first_line = (str(e).splitlines() or [""])[0]
+    log.warning("database unreachable on %s %s: %s: %s", request.method, route,
+                type(e).__name__, first_line)
+    resp = error_response(503, "database_unavailable",
+                          "the database cannot be reached right now (an outage or a "
+                          "failover); try again shortly",
+                          page_message="the arena's database cannot be reached right now; "
+                          "this page should work again in a few seconds")
+    resp.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    return resp
 
 
 # --- request bodies --------------------------------------------------------------------------

@@ -146,6 +146,8 @@ def _parameters(query: type[Shape], components: Components) -> list[dict[str, An
 
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {
     "type": "integer", "minimum": 1}}}
+DATABASE_503 = ("the database cannot be reached right now (an outage, a failover): try again "
+                "after Retry-After (docs/operations.md, PostgreSQL failover)")
 IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False,
                    "description": "1 to 255 visible ASCII characters (a UUID, say): a retry "
                    "with the same key and body gets the first answer again (marked "
@@ -185,11 +187,15 @@ def _operation(op: Operation, view: Any, components: Components) -> dict[str, An
         errors[409] = "this Idempotency-Key's first request is still running (Retry-After)"
         errors[422] = "this Idempotency-Key was used with another body"
     errors.update(op.errors)
+    # Every operation reads the database: 503 while it cannot be reached (an outage, a
+    # failover; arena.web.errors.database_unavailable), besides a 503 of its own.
+    errors[503] = f"{errors[503]}; or {DATABASE_503}" if 503 in errors else DATABASE_503
     error_ref = components.ref(Error)
     html = op.tag == PAGES  # a page's errors are pages too (its 429 is JSON, as every 429)
     for status, description in sorted(errors.items()):
         responses.setdefault(str(status), {"description": description, "content": (
-            {HTML: {}} if html else {"application/json": {"schema": error_ref}})})
+            {HTML: {}} if html else {"application/json": {"schema": error_ref}}),
+            **({"headers": RETRY_AFTER} if status == 503 else {})})
     if _mark(view, LIMITED_MARK):
         responses["429"] = {"description": "rate limited (docs/api.md, Rate limits)",
                             "headers": RETRY_AFTER,

@@ -228,6 +228,18 @@ def test_rate_limits_idempotency_and_accepted_checks_are_documented(
     assert "Idempotency-Key" not in str(doc["paths"]["/api/bots"]["get"])
 
 
+def test_every_operation_documents_the_503_of_a_database_outage(client: FlaskClient) -> None:
+    doc = client.get("/api/openapi.json").get_json()
+    operations = [(path, method, op) for path, item in doc["paths"].items()
+                  for method, op in item.items() if method != "parameters"]
+    assert len(operations) > 40
+    for path, method, op in operations:
+        answer = op["responses"].get("503")
+        assert answer is not None, (method, path)
+        if path not in ("/readyz",):  # its 503 is its own answer: a Readiness body
+            assert "Retry-After" in answer["headers"], (method, path)
+
+
 # --- real answers fit their documented schemas ----------------------------------------------
 
 
