@@ -93,6 +93,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     rediskeys.check_rq_prefix(app.config)  # a bad REDIS_NAMESPACE, or RQ under another one
     security.check_cookie_settings(app.config)
     logs.formatter(str(app.config["LOG_FORMAT"]))  # a LOG_FORMAT that is neither refuses to start
+    config.check_choices(app.config)  # LADDER_FORMAT, rule set names: refused now, not later
     app.session_interface = security.SessionCookies()
     hops = int(app.config["TRUSTED_PROXY_HOPS"])
     if hops:

@@ -620,6 +620,47 @@ def convert(name: str, raw: str, default: Any) -> Any:
     return raw
 
 
+LADDER_FORMATS = ("plain", "duplicate")
+"""Values of ``LADDER_FORMAT`` (:mod:`arena.play.duplicate_sets`)."""
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "LADDER_FORMAT": LADDER_FORMATS,
+}
+"""Settings that take one of a few words (compared as the code reads them: stripped,
+lower-case).  ``COOKIE_SECURE``, ``COOKIE_SAMESITE`` (:mod:`arena.core.security`) and
+``LOG_FORMAT`` (:mod:`arena.core.logs`) are refused at start by their own readers."""
+
+RULESET_SETTINGS = ("MATCH_RULESET", "LADDER_RULESETS")
+"""Settings that name rule sets (``LADDER_RULESETS``: comma-separated), as
+:func:`referee.find_ruleset` reads them."""
+
+
+class SettingError(ValueError):
+    """A setting whose value the code cannot use: the process refuses to start (every
+    process builds the app), instead of failing later where the setting is first read (a
+    ladder round, hours on, raised in the clock's log and played no round)."""
+
+
+def check_choices(config: Mapping[str, Any]) -> None:
+    """Raise :class:`SettingError` for the first enum-like setting (:data:`CHOICES`) or rule
+    set name (:data:`RULESET_SETTINGS`) that the code would refuse when it reads it."""
+    from referee import find_ruleset
+
+    for name, allowed in CHOICES.items():
+        value = str(config.get(name, "")).strip().lower()
+        if value not in allowed:
+            raise SettingError(f"{name}: expected one of {', '.join(allowed)}, got "
+                               f"{config.get(name)!r}")
+    for name in RULESET_SETTINGS:
+        for ruleset in (n.strip() for n in str(config.get(name, "")).split(",")):
+            if not ruleset and name == "LADDER_RULESETS":
+                continue  # an empty list means the default (arena.play.ladder)
+            try:
+                find_ruleset(ruleset)
+            except (KeyError, ValueError) as exc:
+                raise SettingError(f"{name}: {ruleset!r} is not a rule set ({exc})") from None
+
+
 def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Settings given in the environment, converted to their types."""
     env = os.environ if environ is None else environ

@@ -30,6 +30,7 @@ import click
 from flask import Flask
 
 from arena import create_app
+from arena.core.config import SettingError
 from arena.core.storage import get_db, upgrade
 
 from .cli_app import adopt_running_demo, command_app
@@ -318,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
+    except SettingError as exc:  # a setting the code cannot use: one line, not a traceback
+        click.echo(f"arena: refusing to start: {exc}", err=True)
+        return 2
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0

@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from arena.core.config import LADDER_FORMATS
 from arena.core.models import LadderSetMatch, Match, MatchResult, MatchSeat
 
-FORMATS = ("plain", "duplicate")
-"""Values of ``LADDER_FORMAT``."""
+FORMATS = LADDER_FORMATS
+"""Values of ``LADDER_FORMAT`` (checked at start: :func:`arena.core.config.check_choices`)."""
 
 K_SCALE = "rotations"
 """A set's Elo factor is ``ELO_K`` times its number of rotations (see the module docstring)."""

@@ -70,3 +70,45 @@ def test_operations_manual_lists_every_setting() -> None:
     manual = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
     missing = [name for name in default_settings() if f"`{name}`" not in manual]
     assert not missing, f"docs/operations.md does not describe {missing}"
+
+
+# --- settings that take one of a few words, or rule set names: refused at start ----------------
+
+
+@pytest.mark.parametrize(("name", "value", "says"), [
+    ("LADDER_FORMAT", "swiss", "LADDER_FORMAT: expected one of plain, duplicate, got 'swiss'"),
+    ("LADDER_FORMAT", "", "LADDER_FORMAT: expected one of plain, duplicate, got ''"),
+    ("MATCH_RULESET", "standrad", "MATCH_RULESET: 'standrad' is not a rule set"),
+    ("LADDER_RULESETS", "standard, nope", "LADDER_RULESETS: 'nope' is not a rule set"),
+    ("LADDER_RULESETS", "standard+x=1", "LADDER_RULESETS: 'standard+x=1' is not a rule set"),
+])
+def test_a_setting_the_code_cannot_use_stops_the_start(
+    tmp_path: Path, name: str, value: str, says: str
+) -> None:
+    from arena.core.config import SettingError
+
+    with pytest.raises(SettingError) as info:
+        create_app({"INSTANCE_PATH": str(tmp_path), name: value})
+    assert says in str(info.value)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("LADDER_FORMAT", "duplicate"), ("LADDER_FORMAT", " Plain "),  # read stripped, lower-case
+    ("MATCH_RULESET", "hong-kong"), ("LADDER_RULESETS", "standard, heads-up,"),
+    ("LADDER_RULESETS", ""),  # the ladder's default
+])
+def test_the_values_the_code_reads_start(tmp_path: Path, name: str, value: str) -> None:
+    assert create_app({"INSTANCE_PATH": str(tmp_path), name: value}).config[name] == value
+
+
+def test_a_process_with_a_bad_ladder_format_refuses_with_the_reason(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ARENA_INSTANCE_PATH": str(tmp_path), "LADDER_FORMAT": "swiss"}
+    done = subprocess.run([sys.executable, "-m", "arena", "config"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert done.stderr == ("arena: refusing to start: LADDER_FORMAT: expected one of plain, "
+                           "duplicate, got 'swiss'\n")  # one line, no traceback
