@@ -503,8 +503,8 @@ class Defaults:
     """Longest wait between two attempts of a worker to reach a lost Redis (the wait doubles
     from half a second up to this); the worker resumes as soon as Redis answers."""
     WORKER_CHILD_RESTART_MAX_S: float = 30.0
-    """Longest back-off before a worker starts its dead clock again (the wait doubles from
-    half a second, and starts over once a clock has lived a minute)."""
+    """Longest back-off before a worker starts its dead clock or RQ scheduler again (the
+    wait doubles from half a second, and starts over once the child has lived a minute)."""
     WORKER_RQ_SCHEDULER: bool = True
     """Whether ``arena worker`` runs RQ's scheduler (it moves delayed job retries onto the
     queue).  Recovery does not depend on it: the reconciler works from the database."""

@@ -23,10 +23,14 @@ The private members, each used only through this module:
 ``_dequeue_strategy``
     Read by ``reorder_queues`` after every job (:func:`set_dequeue_strategy`).
 ``_stop_requested``
-    RQ's loop flag: set, the loop ends before its next job (:func:`mark_stop_requested`).
+    RQ's loop flag: set, the loop ends before its next job (:func:`mark_stop_requested`,
+    :func:`stop_requested`).
 ``_shutdown_requested_date``
     What ``set_shutdown_requested_date()`` writes to the worker's hash
     (:func:`set_shutdown_requested_date`).
+
+and of ``rq.scheduler.RQScheduler``: ``_process`` (the scheduler's process, or None before
+its first start: :func:`scheduler_process`);
 
 and from ``rq.worker_registration``: ``register`` and ``unregister`` (the set of workers that
 ``rq info`` and RQ's registry cleanup read: :func:`register`, :func:`unregister`).
@@ -51,6 +55,9 @@ PRIVATE_MEMBERS = (
     "_shutdown_requested_date",
 )
 """The private members of ``rq.worker.BaseWorker`` the service uses (each has its test)."""
+
+SCHEDULER_PRIVATE_MEMBERS = ("_process",)
+"""The private members of ``rq.scheduler.RQScheduler`` the service uses."""
 
 
 class SignalHookedWorker(BaseWorker):
@@ -87,6 +94,12 @@ def start_scheduler(worker: BaseWorker, burst: bool, logging_level: str | None,
     worker._start_scheduler(burst, logging_level, date_format, log_format)
 
 
+def scheduler_process(scheduler: Any) -> Any:
+    """The process RQ's scheduler runs in (a ``multiprocessing`` process: ``is_alive()``,
+    ``pid``, ``exitcode``), or None before it was first started."""
+    return scheduler._process
+
+
 def ordered_queues(worker: BaseWorker) -> list[Queue]:
     """The worker's queues, in the order its next dequeue tries them."""
     queues: list[Queue] = worker._ordered_queues
@@ -96,6 +109,11 @@ def ordered_queues(worker: BaseWorker) -> list[Queue]:
 def set_dequeue_strategy(worker: BaseWorker, strategy: DequeueStrategy) -> None:
     """How ``reorder_queues`` orders the queues after each job."""
     worker._dequeue_strategy = strategy
+
+
+def stop_requested(worker: Any) -> bool:
+    """Whether the worker's loop was told to stop (RQ's loop flag)."""
+    return bool(getattr(worker, "_stop_requested", False))
 
 
 def mark_stop_requested(worker: Any) -> None:

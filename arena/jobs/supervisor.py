@@ -1,7 +1,7 @@
 """Processes that look after each other: the worker keeps its RQ loop and its clock alive,
 and everything it starts dies with it.
 
-Four duties, each closing a failure found by a fault drill:
+Five duties, each closing a failure found by a fault drill:
 
 * **Redis comes and goes.**  RQ's work loop quits for good on most Redis errors ("unhandled
   exception, quitting").  :func:`supervise_worker` runs the loop again, after waiting for Redis
@@ -16,6 +16,12 @@ Four duties, each closing a failure found by a fault drill:
 * **A dead child is started again.**  :class:`ChildKeeper` runs a command (the clock), reaps
   it when it exits (no zombie) and starts it again after a back-off that doubles up to
   ``WORKER_CHILD_RESTART_MAX_S`` (and starts over once a child has lived a while).
+* **RQ's scheduler is started again.**  It runs in a process of its own that exits on its
+  first Redis error, while the worker's loop waits for Redis and goes on; RQ starts it again
+  only in its maintenance pass, every 10 minutes, so a retry due in a second waited for
+  minutes.  :class:`SchedulerKeeper` checks it every second and starts it again after a
+  back-off that doubles up to ``WORKER_CHILD_RESTART_MAX_S`` (and starts over once a
+  scheduler has lived a minute).
 * **Names never collide.**  :func:`default_worker_name` is ``host.pid.random``; a name given
   explicitly whose registration belongs to a dead process of this host (a worker killed
   without a chance to unregister) is freed instead of blocking the new worker until RQ's
@@ -133,6 +139,109 @@ class ChildKeeper:
                 proc.kill()
                 proc.wait()
         self._thread.join(timeout=grace_s)
+
+
+# --- keeping RQ's scheduler alive -----------------------------------------------------------
+
+
+class SchedulerKeeper:
+    """Start a worker's RQ scheduler again when its process has died.
+
+    RQ starts the scheduler inside the worker's loop (``work(with_scheduler=True)``) and
+    keeps the handle on ``worker.scheduler``; :meth:`watch` points the keeper at the worker
+    of the current loop.  One thread for the worker process's whole life: the scheduler is
+    forked from it, and Linux sends a child its parent-death signal when the *thread* that
+    forked it exits (:func:`arena.core.processes.children_die_with_me`).  RQ's maintenance
+    pass restarts a dead scheduler as well; both run under one lock, so they never start two.
+    A scheduler that cannot take its queue's lock (another worker's scheduler holds it) is
+    simply not started, as in RQ; the keeper tries again after its back-off."""
+
+    def __init__(self, *, restart_max_s: float = 30.0, check_s: float = 1.0,
+                 healthy_after_s: float = 60.0) -> None:
+        self.backoff = Backoff(0.5, restart_max_s)
+        self.check_s = check_s
+        self.healthy_after_s = healthy_after_s
+        self.restarts = 0
+        self._worker: Any = None
+        self._born = time.monotonic()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="keep-scheduler")
+
+    def start(self) -> SchedulerKeeper:
+        self._thread.start()
+        return self
+
+    def watch(self, worker: Any) -> None:
+        """Look after ``worker``'s scheduler from now on (None: nobody's).  RQ's own
+        maintenance pass then takes the keeper's lock, and the worker's teardown (the end of
+        its loop, which stops its scheduler) lets go of it first: a scheduler started again
+        behind a loop that is ending would outlive it beside the next loop's own."""
+        with self._lock:
+            self._worker = worker
+            self._born = time.monotonic()
+        if worker is None:
+            return
+        for hook in ("run_maintenance_tasks", "teardown"):
+            if hasattr(worker, hook):
+                setattr(worker, hook, self._locked(worker, getattr(worker, hook),
+                                                   release=hook == "teardown"))
+
+    def _locked(self, worker: Any, call: Callable[..., Any], *,
+                release: bool) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                if release and self._worker is worker:
+                    self._worker = None
+                return call(*args, **kwargs)
+
+        return run
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.watch(None)
+
+    def _dead_scheduler(self) -> tuple[Any, Any, Any] | None:
+        """(worker, scheduler, its dead process), or None while there is nothing to do."""
+        worker = self._worker
+        scheduler = getattr(worker, "scheduler", None)
+        if scheduler is None or rq_adapter.stop_requested(worker):
+            return None
+        process = rq_adapter.scheduler_process(scheduler)
+        if process is None or process.is_alive():
+            return None
+        return worker, scheduler, process
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.check_s):
+            with self._lock:
+                dead = self._dead_scheduler()
+                if dead is not None and time.monotonic() - self._born >= self.healthy_after_s:
+                    self.backoff.reset()
+            if dead is None:
+                continue
+            worker, scheduler, process = dead
+            wait = self.backoff.take()
+            log.warning("RQ's scheduler (pid %s) exited (%s); starting it again in %.1fs",
+                        process.pid, process.exitcode, wait)
+            if self._stopping.wait(wait):
+                return
+            self._restart(worker, scheduler, process)
+
+    def _restart(self, worker: Any, scheduler: Any, process: Any) -> None:
+        with self._lock:
+            if self._dead_scheduler() != (worker, scheduler, process):
+                return  # stopped, restarted by RQ's maintenance, or another loop meanwhile
+            try:
+                scheduler.acquire_locks(auto_start=True)
+            except (*REDIS_ERRORS, redis.exceptions.RedisError) as exc:
+                log.warning("could not start RQ's scheduler again: %s", exc)
+                return
+            started = rq_adapter.scheduler_process(scheduler)
+            if started is not process:
+                self.restarts += 1
+                self._born = time.monotonic()
+                log.info("RQ's scheduler started again (pid %s)", started.pid)
 
 
 # --- worker names --------------------------------------------------------------------------
@@ -264,11 +373,28 @@ def _register_again_when_forgotten(worker: WorkerLike) -> None:
 def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike], *,
                      name: str | None = None, burst: bool = False,
                      with_scheduler: bool = True, retry_max_s: float = 30.0,
-                     queue_names: Sequence[str] = ()) -> bool:
+                     queue_names: Sequence[str] = (),
+                     scheduler_restart_max_s: float = 30.0) -> bool:
     """Run RQ work loops until a stop is requested (SIGTERM/SIGINT) or, with ``burst``, the
     queue is empty; a loop that ends on a Redis error is started again once Redis answers.
     Returns True: it only returns when it stopped as asked.  A worker whose loop stopped
-    because it is wedged is not started again: :class:`WorkerWedgedError`."""
+    because it is wedged is not started again: :class:`WorkerWedgedError`.  With
+    ``with_scheduler`` (and not ``burst``), a :class:`SchedulerKeeper` starts RQ's scheduler
+    again when it dies."""
+    keeper = (SchedulerKeeper(restart_max_s=scheduler_restart_max_s).start()
+              if with_scheduler and not burst else None)
+    try:
+        return _supervise(connection, make_worker, name=name, burst=burst,
+                          with_scheduler=with_scheduler, retry_max_s=retry_max_s,
+                          queue_names=queue_names, keeper=keeper)
+    finally:
+        if keeper is not None:
+            keeper.stop()
+
+
+def _supervise(connection: Redis, make_worker: Callable[[str], WorkerLike], *,
+               name: str | None, burst: bool, with_scheduler: bool, retry_max_s: float,
+               queue_names: Sequence[str], keeper: SchedulerKeeper | None) -> bool:
     stopping = threading.Event()
     backoff = Backoff(0.5, retry_max_s)
 
@@ -292,8 +418,12 @@ def supervise_worker(connection: Redis, make_worker: Callable[[str], WorkerLike]
                 worker = make_worker(worker_name)
                 _chain_stop(worker, stopping)
                 _register_again_when_forgotten(worker)
+                if keeper is not None:
+                    keeper.watch(worker)
                 worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO")
             finally:
+                if keeper is not None:
+                    keeper.watch(None)  # this loop's scheduler is stopped with it
                 ours()  # RQ's handlers would raise StopRequested outside its loop
         except StopRequested:
             # RQ's handler raises this; outside its loop (a signal between installing the

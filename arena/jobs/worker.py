@@ -132,6 +132,7 @@ def run_worker(app: Flask, *, burst: bool = False, clock: bool | None = None,
             with_scheduler=bool(app.config["WORKER_RQ_SCHEDULER"]),
             retry_max_s=float(app.config["WORKER_REDIS_RETRY_MAX_S"]),
             queue_names=[q.queue.name],
+            scheduler_restart_max_s=float(app.config["WORKER_CHILD_RESTART_MAX_S"]),
         )
     finally:
         if child is not None:

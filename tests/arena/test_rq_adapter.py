@@ -107,3 +107,22 @@ def test_register_and_unregister_are_what_rq_lists_as_live_workers(redis: Redis)
         p.execute()
     assert worker.key not in Worker.all_keys(connection=redis)
     assert worker.key not in Worker.all_keys(queue=q)
+
+
+def test_scheduler_process_is_the_process_rqs_scheduler_runs_in(redis: Redis) -> None:
+    """The scheduler keeper (arena.jobs.supervisor.SchedulerKeeper) reads it to see a dead
+    scheduler; RQ's ``start()`` sets it, and RQ's own maintenance reads it the same way."""
+    from rq.scheduler import RQScheduler
+
+    assert rq_adapter.SCHEDULER_PRIVATE_MEMBERS == ("_process",)
+    scheduler = RQScheduler(["adapter"], connection=redis)
+    assert rq_adapter.scheduler_process(scheduler) is None  # never started
+    assert "self._process" in inspect.getsource(RQScheduler.start)
+    assert "self.scheduler._process" in inspect.getsource(BaseWorker.run_maintenance_tasks)
+
+
+def test_stop_requested_reads_rqs_loop_flag(redis: Redis) -> None:
+    worker, _ = worker_on(redis)
+    assert rq_adapter.stop_requested(worker) is False
+    rq_adapter.mark_stop_requested(worker)
+    assert rq_adapter.stop_requested(worker) is True

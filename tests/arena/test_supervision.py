@@ -224,6 +224,43 @@ def test_the_worker_starts_its_killed_clock_again(
     assert worker.alive()
 
 
+def schedulers_of(pid: int) -> list[int]:
+    """RQ's scheduler processes of a pool worker started with ``--no-clock`` (it has no
+    other children: its matches play in threads)."""
+    return [p for p in descendants(pid) if alive(p) and "arena clock" not in cmdline(p)]
+
+
+@pytest.mark.drill
+@pytest.mark.parametrize("concurrency", [8, 0], ids=["pool-worker", "forking-worker"])
+def test_the_worker_starts_its_scheduler_again_after_a_redis_outage(
+    app: Flask, private_redis: PrivateRedis, workers: list[Child], concurrency: int,
+) -> None:
+    """RQ's scheduler process exits on its first Redis error (its heartbeat); the worker's
+    own loop waits for Redis and goes on.  RQ itself starts a scheduler again only in its
+    maintenance pass, every 10 minutes: until then a retry scheduled for 1 s waited for
+    minutes.  The worker now starts it again itself, with a bounded back-off."""
+    import datetime as dt
+
+    from rq import Queue
+
+    worker = start(workers, app, "--no-clock", REDIS_URL=private_redis.url,
+                   WORKER_REDIS_RETRY_MAX_S="1", WORKER_CHILD_RESTART_MAX_S="1",
+                   WORKER_CONCURRENCY=str(concurrency))
+    (first,) = wait_for(lambda: schedulers_of(worker.pid), 60, what="RQ's scheduler")
+    private_redis.kill()
+    wait_for(lambda: not alive(first), 60, what="the scheduler to die on the Redis error")
+    private_redis.start()  # empty, as a restarted Redis without persistence
+    (again,) = wait_for(lambda: [p for p in schedulers_of(worker.pid) if p != first], 60,
+                        what="a new scheduler")
+    assert worker.alive()
+    # And it schedules: a job due in a second is moved onto the queue and run.
+    q = Queue(str(app.config["QUEUE_NAME"]), connection=Redis.from_url(private_redis.url))
+    job = q.enqueue_in(dt.timedelta(seconds=1), "time.sleep", 0)
+    wait_for(lambda: job.get_status(refresh=True) == "finished", 60,
+             what="the scheduled job to be moved onto the queue and run")
+    assert schedulers_of(worker.pid) == [again]
+
+
 @pytest.mark.drill
 def test_a_stopped_worker_stops_its_clock(app: Flask, workers: list[Child]) -> None:
     worker = start(workers, app, WORKER_CLOCK="1", LADDER_ENABLED="0")
@@ -324,3 +361,79 @@ def test_a_stop_signal_that_reaches_a_fresh_fork_ends_it() -> None:
     out = subprocess.run([sys.executable, "-c", FORKER, "30"], capture_output=True, text=True,
                          timeout=120, cwd=Path(__file__).resolve().parents[2], check=True)
     assert out.stdout.split() == [str(-signal.SIGTERM), "[]"], out
+
+
+# --- the scheduler keeper's rules, with a stand-in for RQ's scheduler ---------------------------
+
+
+class FakeProcess:
+    def __init__(self, pid: int, alive: bool = True) -> None:
+        self.pid, self.exitcode, self.alive = pid, None if alive else 1, alive
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+
+class FakeScheduler:
+    """``acquire_locks(auto_start=True)`` as RQ's: starts a process when the lock is had;
+    ``fail`` makes the next calls raise a Redis error."""
+
+    def __init__(self) -> None:
+        self._process: FakeProcess | None = FakeProcess(100, alive=False)
+        self.calls = 0
+        self.fail = 0
+
+    def acquire_locks(self, auto_start: bool = False) -> set[str]:
+        import redis.exceptions
+
+        self.calls += 1
+        if self.fail:
+            self.fail -= 1
+            raise redis.exceptions.ConnectionError("Redis is away")
+        self._process = FakeProcess(100 + self.calls)
+        return {"q"}
+
+
+class FakeWorker:
+    def __init__(self) -> None:
+        self.scheduler = FakeScheduler()
+        self._stop_requested = False
+        self.maintained = 0
+        self.torn_down = False
+
+    def run_maintenance_tasks(self) -> None:
+        self.maintained += 1
+
+    def teardown(self) -> None:
+        self.torn_down = True
+
+
+def test_the_scheduler_keeper_restarts_a_dead_scheduler_unless_the_worker_is_stopping() -> None:
+    from arena.jobs.supervisor import SchedulerKeeper
+
+    keeper = SchedulerKeeper(restart_max_s=0.05, check_s=0.01)
+    stopping, failing = FakeWorker(), FakeWorker()
+    stopping._stop_requested = True
+    failing.scheduler.fail = 2  # Redis still away for two tries
+    keeper.start()
+    try:
+        keeper.watch(stopping)
+        assert not keeper._stopping.wait(0.3)
+        assert stopping.scheduler.calls == 0 and keeper.restarts == 0  # never while stopping
+        keeper.watch(failing)
+        wait_for(lambda: keeper.restarts == 1, 30, what="the scheduler to be started again")
+        assert failing.scheduler.calls == 3  # two refused by Redis, then started
+        assert failing.scheduler._process is not None and failing.scheduler._process.alive
+        assert not keeper._stopping.wait(0.2)
+        assert keeper.restarts == 1  # alive now: left alone
+        failing.run_maintenance_tasks()  # RQ's maintenance still runs (under the lock)
+        assert failing.maintained == 1
+        # The loop ends: its teardown lets go first, so a scheduler that dies now (stopped
+        # by that teardown) is not started again behind it.
+        failing.teardown()
+        assert failing.torn_down
+        failing.scheduler._process = FakeProcess(7, alive=False)
+        assert not keeper._stopping.wait(0.3)
+        assert keeper.restarts == 1
+    finally:
+        keeper.stop()
