@@ -143,10 +143,13 @@ class Bot(Base):
     """When the owner last rotated the secret (the start of its grace period)."""
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None)
-    owner_paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The four columns of the status (:data:`STATUS_COLUMNS`) keep their previous value when
+    # changed (active_history), so a flush knows which listing counts a change moves
+    # (arena.core.counts).
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None, active_history=True)
+    owner_paused: Mapped[bool] = mapped_column(Boolean, default=False, active_history=True)
     """Paused by its owner: not matched by the ladder."""
-    health_paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    health_paused: Mapped[bool] = mapped_column(Boolean, default=False, active_history=True)
     """Paused by the health sweep after repeated failures; one passing check clears it."""
     health_failures: Mapped[int] = mapped_column(Integer, default=0)
     """Consecutive failed health checks."""
@@ -168,7 +171,8 @@ class Bot(Base):
                                                    index=True)
     """The owner account (:class:`Account`), or None for a bot registered
     without one; the bot's owner token works either way."""
-    check_state: Mapped[str] = mapped_column(String(16), default="pending")
+    check_state: Mapped[str] = mapped_column(String(16), default="pending",
+                                             active_history=True)
     """Admission: ``pending`` (first check queued or running), ``passed`` (may play),
     ``failed`` (the first check failed; a new URL or a re-check may still admit it)."""
     pause_reason: Mapped[str] = mapped_column(Text, default="")
@@ -391,6 +395,19 @@ class RatingFamily(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     results: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ListingCount(Base):
+    """A maintained count of what a listing lists (migration 0014, :mod:`arena.core.counts`):
+    ``bots:<status>``, the live bots of each status (``GET /api/bots``, its ``?status=``),
+    and ``ratings:<family>``, the ratings a family's leaderboard lists (its live bots').
+    Moved in the transaction that moves what it counts, so its total is ``count(*)``'s
+    without reading every row (15-27 ms of SQL at 100,000 bots)."""
+
+    __tablename__ = "listing_counts"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    n: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class Rating(Base):

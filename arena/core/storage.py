@@ -26,6 +26,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from . import counts as _counts  # noqa: F401  (its listener moves the listing counts)
 from . import metrics
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"

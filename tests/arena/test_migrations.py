@@ -314,3 +314,45 @@ def test_0013_adds_challenges_and_lets_every_bot_be_challenged(empty_database_ur
             assert conn.execute(sa.text("SELECT id, name FROM bots")).all() == [(1, "b")]
     finally:
         db.dispose()
+
+
+@both_backends
+def test_0014_counts_every_listing_from_the_rows_and_takes_them_back(
+        empty_database_url: str) -> None:
+    """The listing counts start as ``count(*)`` of what each listing lists: the live bots
+    by status (a deleted bot in none), the ratings of live bots by family; the downgrade
+    drops the table and keeps the rows it counted."""
+    db = Database(empty_database_url)
+    try:
+        upgrade(db, "0013")
+        t = "'2026-12-07 12:00:00'"
+        bots = [(1, "passed", "false", "false", "NULL"), (2, "passed", "true", "false", "NULL"),
+                (3, "pending", "false", "false", "NULL"), (4, "failed", "false", "false", "NULL"),
+                (5, "passed", "false", "true", "NULL"), (6, "passed", "false", "false", t),
+                (7, "passed", "false", "false", "NULL")]
+        with db.engine.begin() as conn:
+            for bot_id, state, owner, health, deleted in bots:
+                conn.execute(sa.text(
+                    "INSERT INTO bots (id, name, url, version, token_hash, signing_generation, "
+                    "created_at, updated_at, deleted_at, owner_paused, health_paused, "
+                    "health_failures, last_health_reason, idle_since, info, check_state, "
+                    "pause_reason, accepts_challenges) VALUES "
+                    f"({bot_id}, 'b{bot_id}', 'http://127.0.0.1:9/', 1, '{'0' * 64}', 1, {t}, "
+                    f"{t}, {deleted}, {owner}, {health}, 0, '', {t}, '{{}}', '{state}', '', "
+                    "true)"))
+            for bot_id, family in ((1, "classic"), (2, "classic"), (6, "classic"),
+                                   (1, "other"), (6, "other")):
+                conn.execute(sa.text(
+                    "INSERT INTO ratings (bot_id, family, rating, games, updated_at) VALUES "
+                    f"({bot_id}, '{family}', 1500.0, 1, {t})"))
+        upgrade(db, "0014")
+        with db.engine.begin() as conn:
+            assert dict(conn.execute(sa.text("SELECT name, n FROM listing_counts")).all()) == {
+                "bots:active": 2, "bots:paused": 1, "bots:pending": 1, "bots:rejected": 1,
+                "bots:unhealthy": 1, "ratings:classic": 2, "ratings:other": 1}
+        upgrade_or_downgrade(db, "0013")
+        assert "listing_counts" not in inspect(db.engine).get_table_names()
+        with db.engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM ratings")).scalar() == 5
+    finally:
+        db.dispose()
