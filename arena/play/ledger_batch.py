@@ -40,6 +40,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from arena.core import counts
 from arena.core.models import Rating, RatingEvent, RatingFamily
 
 from .ratings import Placement, combine, elo_deltas, lock_family
@@ -110,15 +111,20 @@ def apply_batch(s: Session, family: str, items: Sequence[Applied], *, initial: f
                 now: dt.datetime) -> None:
     """Apply ``items`` (in result-id order) to the family's ratings and record their events,
     in three statements: the rows read and locked, every moved row written, the events
-    inserted.  The caller holds the family's lock."""
+    inserted; one more when a bot has its first rating in the family (its leaderboard's
+    count, :mod:`arena.core.counts`).  The caller holds the family's lock."""
     if not items:
         return
     bots = sorted({p.bot_id for a in items for p in a.placements})
     current = {b: (r, g) for b, r, g in s.execute(_lock_ratings(family, bots))}
     rows, events = _arithmetic(family, items, current, initial=initial, now=now)
-    upsert(s, [r for r in rows if r["bot_id"] in current],
-           [r for r in rows if r["bot_id"] not in current])
+    new = [r for r in rows if r["bot_id"] not in current]
+    upsert(s, [r for r in rows if r["bot_id"] in current], new)
     s.execute(insert(EVENTS), events)
+    if new:  # bots' first ratings in the family: its leaderboard lists the live ones
+        # (read after the lock; the finish wrote these bots' rows before taking it, so a
+        # deletion of one of them committed first or waits for this commit: counts.py)
+        counts.add_live_ratings(s, family, [r["bot_id"] for r in new])
 
 
 def upsert(s: Session, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
