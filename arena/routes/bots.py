@@ -35,6 +35,7 @@ from arena.accounts import service as accounts
 from arena.accounts import sessions as account_sessions
 from arena.bots import service as bot_service
 from arena.bots.bench import BENCH, in_words, page_facts, recheck_wait_s
+from arena.core import counts
 from arena.core.idlists import among_bound
 from arena.core.models import Bot, BotVersion, HealthCheck, Rating, utcnow
 from arena.core.security import bearer_token, hash_token, is_admin, new_token, token_matches
@@ -541,7 +542,10 @@ def list_bots() -> Response:
         else:  # pending or rejected
             stmt = stmt.where(Bot.owner_paused.is_(False), Bot.check_state == (
                 "pending" if status == "pending" else "failed"))
-    return paginate(stmt, query, bot_json, render_all=bots_json)
+    # The total is the maintained count of live bots of the status (not count(*): 15-27 ms
+    # of SQL at 100,000 bots), which the filter above selects exactly (bot_status).
+    return paginate(stmt, query, bot_json, render_all=bots_json,
+                    total=counts.bots_total(session(), status))
 
 
 @bp.get("/api/bots/<id:bot_id>")

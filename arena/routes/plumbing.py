@@ -68,12 +68,16 @@ def page_args(query: Paging) -> tuple[int, int]:
 
 
 def paginate(stmt: Select[Any], query: Paging, render: Callable[[Any], Any], *,
-             render_all: Callable[[Any], list[Any]] | None = None) -> Response:
+             render_all: Callable[[Any], list[Any]] | None = None,
+             total: int | None = None) -> Response:
     """An offset page of a short list (``render`` per row, or ``render_all`` for the whole
-    page at once when rows need related data loaded together)."""
+    page at once when rows need related data loaded together).  ``total``: the list's
+    length when the caller knows it (a maintained count, :mod:`arena.core.counts`), else
+    ``count(*)`` of ``stmt``."""
     page, limit = page_args(query)
     s = session()
-    total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
+    if total is None:
+        total = s.scalar(select(func.count()).select_from(stmt.order_by(None).subquery())) or 0
     rows = s.scalars(stmt.limit(limit).offset((page - 1) * limit)).all()
     return jsonify({
         "items": render_all(rows) if render_all is not None else [render(r) for r in rows],

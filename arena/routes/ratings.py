@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased
 
+from arena.core import counts
 from arena.core.families import FAMILY_OF, family_of
 from arena.core.idlists import among, among_bound
 from arena.core.models import STATUS_COLUMNS, Bot, Rating, RatingEvent, RatingFamily, bot_status
@@ -333,8 +334,9 @@ def leaderboard_json() -> Response:
 
     rows = rating_lines(session(), _page_statement(), {"family": family, "limit": limit,
                                                        "offset": first_rank})
-    total = session().scalar(select(func.count()).select_from(Rating)
-                             .where(listed(family))) or 0
+    # The maintained count of the family's listed ratings, not count(*) of listed(family):
+    # that read every rating of the family (15-27 ms of SQL at 100,000 bots).
+    total = counts.ratings_total(session(), family)
     items = [
         {"rank": first_rank + i + 1, "bot": {"id": r.bot_id, "name": r.bot.name,
                                              "status": r.bot.status},
