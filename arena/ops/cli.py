@@ -8,6 +8,7 @@
     arena ladder             one matchmaking round
     arena sweep              enqueue the health checks that are due
     arena ratings --check    recompute every rating from the stored results and compare
+    arena db counts --check  the maintained listing counts against count(*) (--repair)
     arena config             every setting with its value and what it does
     arena demo [--once]      everything on this machine, with sample bots
     arena tournament ...     create, start, advance, show, archive tournaments
@@ -303,8 +304,10 @@ _add_tournament_commands()
 
 def _add_account_commands() -> None:
     from .account_cli import account
+    from .db_cli import db
 
     cli.add_command(account)
+    cli.add_command(db)
 
 
 _add_account_commands()
