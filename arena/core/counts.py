@@ -25,8 +25,11 @@ Who moves them, in the transaction that changes what they count
   plain statements: it adds the family's new rows of live bots itself (a bot's first
   rating in the family), under the family's ledger lock, so the counter row is only ever
   waited for by that family's own finishes (and a rare deletion).
-* A statement that bypasses both (a bulk ``UPDATE bots SET owner_paused ...``) must move
-  the counts itself with :func:`add`; nothing in the service does.
+* A bulk ``session.execute(update(Bot)...)`` that sets a status column: :func:`_on_execute`
+  reads the matched rows' statuses before and after it and moves the counts by the
+  difference.
+* Only SQL that bypasses the session (a hand-made ``UPDATE bots SET owner_paused ...`` in
+  ``psql``, a restore of some tables) can make them drift: ``arena db counts --check``.
 
 Why this is exact under concurrency: every delta is an ``n = n + d`` upsert of a row
 (never read, then written), taken in name order within a flush.  A deletion and a bot's
@@ -61,7 +64,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session, UOWTransaction, attributes
+from sqlalchemy.engine import Result
+from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction, attributes
 
 from .models import STATUS_COLUMNS, Bot, ListingCount, Rating, bot_status
 
@@ -167,6 +171,19 @@ def live_bots(conn: Connection, bot_ids: Iterable[int]) -> set[int]:
     return set(conn.scalars(select(Bot.id).where(Bot.id.in_(ids), Bot.deleted_at.is_(None))))
 
 
+def _move(deltas: Counter[str], flipped: dict[int, int], bot_id: int, before: str,
+          now: str) -> None:
+    """Count a bot's move from status ``before`` to ``now`` (``deleted`` counts nowhere; a
+    bot deleted or brought back goes in ``flipped``: -1 or +1, its ratings move with it)."""
+    if before == now:
+        return
+    deltas[bots_key(before)] -= 1
+    deltas[bots_key(now)] += 1
+    if (before == "deleted") != (now == "deleted"):
+        flipped[bot_id] = 1 if before == "deleted" else -1
+    deltas.pop(bots_key("deleted"), None)
+
+
 def _bot_deltas(new: list[Bot], changed: list[Bot], gone: list[Bot]
                 ) -> tuple[Counter[str], dict[int, int]]:
     """The status counts a flush's bots move, and the bots it deleted (-1) or brought back
@@ -178,12 +195,7 @@ def _bot_deltas(new: list[Bot], changed: list[Bot], gone: list[Bot]
     for b in gone:
         deltas[bots_key(_status_before(b))] -= 1
     for b in changed:
-        before, now = _status_before(b), _status_now(b)
-        if before != now:
-            deltas[bots_key(before)] -= 1
-            deltas[bots_key(now)] += 1
-            if (before == "deleted") != (now == "deleted"):
-                flipped[b.id] = 1 if before == "deleted" else -1
+        _move(deltas, flipped, b.id, _status_before(b), _status_now(b))
     deltas.pop(bots_key("deleted"), None)
     return deltas, flipped
 
@@ -225,7 +237,40 @@ def _after_flush(s: Session, _ctx: UOWTransaction) -> None:
         add(conn, deltas)
 
 
+def _sets_status(stmt: Any) -> bool:
+    """Whether an ``UPDATE`` statement sets one of the status columns."""
+    values = getattr(stmt, "_values", None) or dict(getattr(stmt, "_ordered_values", None) or ())
+    return any(getattr(k, "key", k) in STATUS_NAMES for k in values)
+
+
+def _on_execute(state: ORMExecuteState) -> Result[Any] | None:
+    """A bulk ``session.execute(update(Bot)...)`` that sets a status column: the statuses
+    of the rows it matches read (and locked) before it, read again after, and the counts
+    moved by the difference, in the same transaction.  Any other statement runs as it is
+    (the finish's ``idle_since`` update costs a look at its columns)."""
+    stmt = state.statement
+    if not (state.is_update and getattr(getattr(stmt, "table", None), "name", None)
+            == Bot.__tablename__ and _sets_status(stmt)):
+        return None
+    conn = state.session.connection()
+    where = getattr(stmt, "whereclause", None)
+    read = select(Bot.id, *STATUS_COLUMNS).order_by(Bot.id).with_for_update()
+    before = {r[0]: bot_status(*r[1:]) for r in conn.execute(
+        read if where is None else read.where(where))}
+    result = state.invoke_statement()
+    deltas: Counter[str] = Counter()
+    flipped: dict[int, int] = {}
+    if before:
+        for r in conn.execute(select(Bot.id, *STATUS_COLUMNS).where(
+                Bot.id.in_(sorted(before)))):
+            _move(deltas, flipped, r[0], before[r[0]], bot_status(*r[1:]))
+    deltas.update(_rating_deltas(conn, [], [], flipped))
+    add(conn, deltas)
+    return result
+
+
 event.listen(Session, "after_flush", _after_flush)
+event.listen(Session, "do_orm_execute", _on_execute)
 
 
 # --- reading ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from arena.core import counts
 from arena.core.models import Bot, Match, MatchResult, Rating, utcnow
@@ -112,6 +112,28 @@ def test_a_rolled_back_savepoint_takes_its_counts_back(app: Flask) -> None:
 
 
 @both_backends
+def test_a_bulk_update_through_the_session_moves_the_counts_too(app: Flask,
+                                                                client: FlaskClient) -> None:
+    """``session.execute(update(Bot)...)`` bypasses the flush: the statuses of the rows it
+    matches are read before and after it, and a deleted bot's ratings leave its families."""
+    with get_db(app).begin() as s:
+        bots = [new_bot(f"bulk-{i}", check_state="passed") for i in range(5)]
+        s.add_all(bots)
+        s.flush()
+        ids = [b.id for b in bots]
+        s.add_all([Rating(bot_id=b, family="classic", rating=1500.0, games=1) for b in ids[:3]])
+    with get_db(app).begin() as s:
+        s.execute(update(Bot).where(Bot.id.in_(ids[:2])).values(owner_paused=True))
+        s.execute(update(Bot).where(Bot.id == ids[2]).values(deleted_at=utcnow()))
+        s.execute(update(Bot).values(idle_since=utcnow()))  # no status column: nothing moves
+        s.execute(update(Bot).where(Bot.id == ids[3]).values({Bot.check_state: "failed"}))
+    assert totals(client) == truly(app) == {"": 4, "active": 1, "paused": 2, "pending": 0,
+                                            "rejected": 1, "unhealthy": 0}
+    assert client.get("/api/ratings").get_json()["total"] == 2
+    assert drift(app) == {}
+
+
+@both_backends
 def test_first_ratings_count_once_and_a_deleted_bots_leave_the_leaderboard(
         app: Flask, client: FlaskClient) -> None:
     """The ledger (a batch of plain statements) counts a bot's first rating in a family;
@@ -163,16 +185,16 @@ def test_the_check_finds_drift_and_the_repair_fixes_it(app: Flask,
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    """A bulk ``UPDATE`` moves no count (only the ORM's flush and the ledger do): the check
-    says so and exits 1, the repair rewrites the count, and the check passes again."""
+    """SQL that bypasses the session (an ``UPDATE`` typed in psql) moves no count: the
+    check says so and exits 1, the repair rewrites the counts, and the check passes again."""
     for key, value in worker_env(app).items():
         monkeypatch.setenv(key, value)
     with get_db(app).begin() as s:
         s.add_all([new_bot(f"b{i}", check_state="passed") for i in range(3)])
     assert main(["db", "counts", "--check"]) == 0
     assert "every count equals count(*)" in capsys.readouterr().out
-    with get_db(app).begin() as s:
-        s.execute(update(Bot).where(Bot.name == "b0").values(owner_paused=True))
+    with get_db(app).engine.begin() as conn:
+        conn.execute(text("UPDATE bots SET owner_paused = true WHERE name = 'b0'"))
     assert drift(app) == {"bots:active": (3, 2), "bots:paused": (0, 1)}
     assert main(["db", "counts", "--check"]) == 1
     out = capsys.readouterr().out
