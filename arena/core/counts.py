@@ -249,6 +249,8 @@ def _on_execute(state: ORMExecuteState) -> Result[Any] | None:
     moved by the difference, in the same transaction.  Any other statement runs as it is
     (the finish's ``idle_since`` update costs a look at its columns)."""
     stmt = state.statement
+    if not stmt.is_update:  # a class attribute: every read returns here at once
+        return None
     if not (state.is_update and getattr(getattr(stmt, "table", None), "name", None)
             == Bot.__tablename__ and _sets_status(stmt)):
         return None
