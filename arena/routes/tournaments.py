@@ -28,6 +28,7 @@ from flask import (
     request,
     url_for,
 )
+from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session, defer
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -38,7 +39,7 @@ from arena.core.storage import session
 from arena.core.tournament_models import Tournament
 from arena.tournaments import service
 from arena.web import idempotency
-from arena.web.charts import bracket_layout
+from arena.web.charts import bracket_layout, bracket_svg
 from arena.web.errors import ApiError
 from arena.web.idempotency import idempotent
 from arena.web.limits import limited
@@ -53,6 +54,7 @@ from ..tournaments.present import (
     bracket_json,
     live_state,
     live_tag,
+    progress,
     round_sizes,
     standings_json,
     summaries,
@@ -64,6 +66,8 @@ from .plumbing import (
     FORM_EXPIRED,
     app_object,
     arg_int,
+    bot_href,
+    bot_link_html,
     csrf_ok,
     get_bots,
     get_or_404,
@@ -246,12 +250,18 @@ def tournament_new() -> tuple[str, int] | str | WerkzeugResponse:
     return redirect(url_for("tournaments.tournament_page", tournament_id=tid), code=302)
 
 
-def _tournament_context(t: Tournament) -> dict[str, Any]:
+def _tournament_context(t: Tournament, p: dict[str, int] | None = None,
+                        tag: str | None = None) -> dict[str, Any]:
     """What the tournament page and its live fragment show.  A small tournament (at most
     ``TOURNAMENT_PAGE_TABLES`` tables in all) is drawn whole; a larger one shows one round
     (``?round=``, default the current one) and of it one page of tables (``?tables=``),
     with links to the others, and the top ``TOURNAMENT_PAGE_STANDINGS`` of the standings:
-    the page's size and its statements do not grow with the entrants."""
+    the page's size and its statements do not grow with the entrants.  ``p`` and ``tag``:
+    the tournament's :func:`progress` and :func:`live_tag`, when the caller read them.
+
+    Not :func:`tournament_json`: of it the page shows the progress and the number of
+    entrants (every entrant has a row in the standings), and it read the entrants with their
+    names and counted the matches again (three statements)."""
     s = session()
     cfg = current_app.config
     per_page = int(cfg["TOURNAMENT_PAGE_TABLES"])
@@ -271,21 +281,59 @@ def _tournament_context(t: Tournament) -> dict[str, Any]:
         nav = {"round": number, "rounds": list(sizes), "page": page, "pages": pages,
                "tables": sizes[number], "first": (page - 1) * per_page + 1,
                "last": min(page * per_page, sizes[number])}
-    info = tournament_json(s, t)
     standings = standings_json(s, t)
     shown = int(cfg["TOURNAMENT_PAGE_STANDINGS"])
     standings_total = len(standings["items"])
     standings["items"] = standings["items"][:shown]
     layout = bracket_layout(bracket if whole else {**bracket, "round_sizes": None},
                             connectors=t.format == "knockout" and whole)
-    p = info["progress"]
-    total = sum(p.values())
+    if p is None:
+        p = progress(s, t)
     live_args = {} if nav is None else {"round": nav["round"], "tables": nav["page"]}
-    return {"t": t, "info": info, "bracket": bracket, "standings": standings,
-            "standings_total": standings_total, "layout": layout, "progress": p,
-            "total": total, "nav": nav, "tag": live_tag(s, t),
+    drawn = bracket_svg(layout, match_href=url_for("matches.match_page", match_id=1)[:-1],
+                        bot_href=bot_href(1)[:-1]) if bracket["rounds"] else None
+    return {"t": t, "entrants": standings_total, "bracket": bracket, "standings": standings,
+            "standings_total": standings_total, "bracket_svg": drawn,
+            "standings_rows": standings_rows_html(standings, t.format == "knockout"),
+            "progress": p, "total": sum(p.values()), "nav": nav,
+            "tag": live_tag(s, t, p) if tag is None else tag,
             "live_url": url_for("tournaments.tournament_live", tournament_id=t.id,
                                 **live_args)}
+
+
+WINNER = ' class="winner"'
+
+
+def standings_rows_html(standings: dict[str, Any], knockout: bool) -> Markup:
+    """The standings table's rows, as the ``_tournament_live.html`` loop wrote them (byte for
+    byte: its whitespace too; every cell but the bot's link is a number).  Python, not a
+    Jinja loop: 64 rows of ten cells were a third of a 256-entrant page's render."""
+    out = []
+    winner = standings["final"]
+    for x in standings["items"]:
+        if knockout:
+            place = x["place_in_round"]
+            first = (f'<td class="num">{x["round_reached"]}</td><td class="num">'
+                     f'{"" if place is None else place}</td>')
+            points = buchholz = byes = ""
+        else:
+            first = ""
+            points = f'<td class="num strong">{round(x["points"], 1)}</td>'
+            buchholz = f'<td class="num muted">{round(x["buchholz"], 1)}</td>'
+            byes = f'<td class="num">{x["byes"]}</td>'
+        out.append(f'\n    <tr{WINNER if winner else ""}>\n'
+                   f'      <td class="num rank">{x["rank"]}</td>\n'
+                   f'      <td>{bot_link_html(x["bot"]["id"], x["bot"]["name"])}</td>\n'
+                   f'      <td class="num muted">{x["seed"]}</td>\n'
+                   f'      {first}\n      {points}\n'
+                   f'      <td class="num">{round(x["score"], 1)}</td>\n'
+                   f'      {buchholz}\n      <td class="num">{x["wins"]}</td>\n'
+                   f'      <td class="num{" warn" if x["strikes"] else ""}">'
+                   f'{x["strikes"]}</td>\n'
+                   f'      <td class="num">{x["tables"]}</td>\n'
+                   f'      {byes}\n    </tr>\n  ')
+        winner = False
+    return Markup("".join(out))
 
 
 def _render_key(tournament_id: int, tag: str) -> tuple[Any, ...]:
@@ -303,9 +351,10 @@ def tournament_page(tournament_id: int) -> tuple[str, int] | str | Response:
     t = s.get(Tournament, tournament_id)
     if t is None:
         return page_not_found(f"tournament {tournament_id}")
-    key = ("page", *_render_key(t.id, live_tag(s, t)))
-    return TOURNAMENT_RENDERS.get(
-        key, lambda: render_template("tournament.html", **_tournament_context(t)))
+    p = progress(s, t)
+    tag = live_tag(s, t, p)
+    return TOURNAMENT_RENDERS.get(("page", *_render_key(t.id, tag)), lambda: render_template(
+        "tournament.html", **_tournament_context(t, p, tag)))
 
 
 @bp.get("/tournaments/<id:tournament_id>/live")
@@ -328,7 +377,7 @@ def tournament_live(tournament_id: int) -> Response:
 
         def render() -> str:
             t = get_tournament(tournament_id)  # loaded only to render
-            return render_template("_tournament_live.html", **_tournament_context(t))
+            return render_template("_tournament_live.html", **_tournament_context(t, tag=tag))
 
         resp = Response(TOURNAMENT_RENDERS.get(("live", *_render_key(tournament_id, tag)),
                                                render))

@@ -273,10 +273,11 @@ def progress(s: Session, t: Tournament) -> dict[str, int]:
 PROGRESS_STATES = ("queued", "running", "finished", "failed")
 
 
-def live_tag(s: Session, t: Tournament) -> str:
+def live_tag(s: Session, t: Tournament, p: dict[str, int] | None = None) -> str:
     """Changes whenever anything a spectator sees changes (a match starts or finishes, a
-    round opens or closes)."""
-    return _tag(t.id, t.version, progress(s, t))
+    round opens or closes).  ``p``: the tournament's :func:`progress`, when the caller read
+    it already (the page shows it too)."""
+    return _tag(t.id, t.version, progress(s, t) if p is None else p)
 
 
 def _tag(tournament_id: int, version: int, p: dict[str, int]) -> str:

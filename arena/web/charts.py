@@ -1,7 +1,11 @@
-"""Geometry of the server-rendered SVG charts (rating histories) and of the bracket picture.
+"""Geometry of the server-rendered SVG charts (rating histories) and of the bracket picture,
+and the bracket picture drawn.
 
-Only numbers are computed here; the templates (``templates/_chart.html``,
-``templates/_bracket.html``) draw them, so every name goes through Jinja's autoescape.
+The rating chart's numbers are drawn by ``templates/_chart.html`` (every name through Jinja's
+autoescape).  The bracket is drawn here (:func:`bracket_svg`): a 256-entrant page draws 16
+tables of boxes, rows, chips and links, some 3,400 template statements that were most of the
+tournament page's render; every text in it goes through :func:`markupsafe.escape`, as the
+template's autoescape did.
 """
 
 from __future__ import annotations
@@ -10,6 +14,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from jinja2.filters import do_int
+from markupsafe import Markup, escape
 
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2",
            "#65a30d", "#475569", "#ea580c"]
@@ -241,3 +248,113 @@ def bracket_layout(bracket: dict[str, Any], *, connectors: bool) -> dict[str, An
     width = 20 + len(rounds) * (COL_W + COL_GAP) - COL_GAP
     return {"width": max(width, COL_W + 20), "height": total_h + 10, "columns": columns,
             "boxes": boxes, "curves": curves, "row_h": ROW_H, "head_h": HEAD_H}
+
+
+# --- the bracket picture, drawn --------------------------------------------------------------
+
+
+def bracket_svg(layout: dict[str, Any], *, match_href: str, bot_href: str) -> Markup:
+    """The bracket picture of :func:`bracket_layout` as SVG, byte for byte what the
+    ``_bracket.html`` template wrote (its whitespace too).  ``match_href`` and ``bot_href``:
+    a match's and a bot's page URL without the id (routed once a page, not once a link).
+
+    Python, not a template: the template spent 10-12 ms of a 256-entrant page's render on
+    attribute lookups, conversions and escapes of a few thousand values; this is the same
+    work without the interpreter of the template around each value."""
+    w, h = layout["width"], layout["height"]
+    out = ['<div class="bracket-scroll">\n'
+           f'<svg class="bracket" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+           'aria-label="bracket: rounds as columns, tables with their bots">\n  ']
+    for c in layout["columns"]:
+        x, state = c["x"] + 4, escape(c["state"])
+        target = f" &middot; {escape(c['target'])} go through" if c["target"] else ""
+        out.append(f'\n  <text x="{x}" y="18" class="col-title">{escape(c["title"])}</text>\n'
+                   f'  <text x="{x}" y="36" class="col-state col-{state}">{state}{target}'
+                   '</text>\n  ')
+    out.append("\n  ")
+    for d in layout["curves"]:
+        out.append(f'\n  <path d="{escape(d)}" class="connector"/>\n  ')
+    out.append("\n  ")
+    row_h = layout["row_h"]
+    for b in layout["boxes"]:
+        out.append(_svg_box(b, row_h, match_href, bot_href))
+    out.append("\n</svg>\n</div>")
+    return Markup("".join(out))
+
+
+def _svg_box(b: dict[str, Any], row_h: int, match_href: str, bot_href: str) -> str:
+    """One box of :func:`bracket_svg`: its frame, title, match chips and rows."""
+    x, y, w = b["x"], b["y"], b["w"]
+    table = b["kind"] == "table"
+    playing = table and b["state"] == "playing"
+    out = [f'\n  <g class="box box-{escape(b["kind"])} box-{escape(b["state"])}" '
+           f'data-round="{escape(b["round"])}">\n'
+           f'    <rect x="{x}" y="{y}" width="{w}" height="{b["h"]}" rx="8" class="box-bg"/>'
+           '\n    ']
+    if playing:
+        out.append(f'<circle cx="{x + 13}" cy="{y + 13}" r="4" class="live-dot"/>')
+    out.append(f'\n    <text x="{x + (22 if playing else 10)}" y="{y + 17}" class="box-title">'
+               f'{escape(b["title"])}</text>\n    ')
+    if table:
+        out.append("\n      ")
+        matches = b["matches"]
+        n = len(matches)
+        for i, m in enumerate(matches):
+            chip_x = x + w - 12 - 20 * (n - i)
+            state = escape(m["state"])
+            label = i + 1 if n > 1 else "\u25b6"
+            what = "live now: watch it" if m["state"] == "running" else state
+            out.append(f'\n      <a href="{escape(match_href)}{escape(m["id"])}" '
+                       'class="match-link">\n'
+                       f'        <rect x="{chip_x}" y="{y + 5}" width="17" height="15" rx="3" '
+                       f'class="mchip mchip-{state}"/>\n'
+                       f'        <text x="{chip_x + 8.5}" y="{y + 16}" text-anchor="middle" '
+                       f'class="mchip-text">{label}</text>\n'
+                       f'        <title>match #{escape(m["id"])} ({what})</title>\n'
+                       '      </a>\n      ')
+        out.append("\n    ")
+    out.append("\n    ")
+    for r in b["rows"]:
+        out.append(_svg_row(r, x, w, row_h, bot_href))
+    out.append("\n  </g>\n  ")
+    return "".join(out)
+
+
+def _svg_row(r: dict[str, Any], x: float, w: float, row_h: int, bot_href: str) -> str:
+    """One row of a box of :func:`bracket_svg`: a bot, its place, seed and score."""
+    adv = r["adv"] or r["champion"]
+    line, bot, y = r["line"], r["bot"], r["y"]
+    out = ["\n      \n      "]
+    if adv:
+        kind = "row-champion" if r["champion"] else "row-adv"
+        out.append(f'<rect x="{x + 3}" y="{y + 1}" width="{w - 6}" height="{row_h - 2}" '
+                   f'rx="4" class="{kind}"/>')
+    out.append("\n      ")
+    if line:
+        first = " first" if line["place"] == 1 else ""
+        out.append(f'<text x="{x + 12}" y="{y + 15}" class="place{first}">'
+                   f'{escape(line["place"])}</text>')
+    out.append("\n      ")
+    if bot["id"] > 0:
+        name = bot["name"]
+        if len(name) > 20:  # Jinja's truncate(20, True, "…", 0)
+            name = name[:19] + "\u2026"
+        marks = (" adv" if adv else "") + (" champ" if r["champion"] else "")
+        out.append(f'<a href="{escape(bot_href)}{escape(bot["id"])}">\n'
+                   f'        <text x="{x + 28}" y="{y + 15}" class="name{marks}">'
+                   f'{escape(name)}</text>\n      </a>')
+    else:
+        out.append(f'<text x="{x + 28}" y="{y + 15}" class="tbd">{escape(bot["name"])}</text>')
+    out.append("\n      ")
+    if bot["seed"]:
+        out.append(f'<text x="{x + 160}" y="{y + 15}" text-anchor="end" class="seed">'
+                   f'#{escape(bot["seed"])}</text>')
+    out.append("\n      ")
+    if line:
+        score = line["score"]
+        # The template's ``'%+.1f' % score if score != score|int else '%+d' % score``.
+        shown = f"{score:+.1f}" if score != do_int(score) else f"{int(score):+d}"
+        out.append(f'<text x="{x + w - 10}" y="{y + 15}" text-anchor="end" '
+                   f'class="score{" adv" if adv else ""}">{escape(shown)}</text>')
+    out.append("\n    ")
+    return "".join(out)

@@ -16,6 +16,7 @@ import gzip
 import itertools
 import json
 import random
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -622,6 +623,28 @@ def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask)
     assert after != first  # one more match played: a new render
     live = client.get(f"{url}/live").get_data(as_text=True)
     assert live in after
+
+
+@both_backends
+def test_tournament_pages_show_names_as_text(app: Flask) -> None:
+    """The bracket and the standings are drawn in Python (not the template): a name is still
+    text there, as the template's autoescape made it, in the page and in its live part."""
+    data = seed(app, 12)
+    evil = "<script>alert('x')</script>&"
+    with get_db(app).begin() as s:  # names from before today's rules (they forbid these)
+        for b in data.bots:
+            s.execute(update(Bot).where(Bot.id == b).values(name=f"{evil}{b}"))
+    client = app.test_client()
+    TOURNAMENT_RENDERS.clear()
+    shown = re.escape("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;")
+    for url in (f"/tournaments/{data.swiss}", f"/tournaments/{data.swiss}/live",
+                f"/tournaments/{data.knockout}"):
+        page = client.get(url).get_data(as_text=True)
+        assert evil not in page and "<script>" not in page, url
+        assert len(re.findall(rf'<td><a class="bot" href="/bots/(\d+)">{shown}\1</a></td>',
+                              page)) == 12, url  # the standings' rows
+        # The bracket's rows: names shortened to 20 characters.
+        assert page.count(">&lt;script&gt;alert(&#39;x&#39;)&lt;\u2026</text>") >= 4, url
 
 
 def finish_one_queued(app: Flask, tournament_id: int) -> None:
