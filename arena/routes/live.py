@@ -15,11 +15,12 @@ the newest first among equals: the strongest table being played now.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, url_for
-from sqlalchemy import select, tuple_
+from sqlalchemy import Integer, Select, bindparam, select, tuple_
 
 from arena.core.models import Match, Rating
 from arena.core.queue import get_queue
@@ -73,14 +74,26 @@ def viewer_counts(app: Flask) -> ViewerCounts:
     return counts
 
 
+@functools.cache
+def _running_statements() -> tuple[Select[Match], Select[Tournament]]:
+    """:func:`live_now`'s running matches (their seats and bots loaded with them) and
+    running tournaments, built once with their limit bound (``limit``): building the
+    matches' statement with its loader option, and its cache key, anew on each render cost
+    about as much as running both on an empty result (the home page and ``/live`` send them
+    on every render)."""
+    limit = bindparam("limit", type_=Integer)
+    return (select(Match).where(Match.state == "running").options(seats_with_bots())
+            .order_by(Match.id.desc()).limit(limit),
+            select(Tournament).where(Tournament.state == "running")
+            .order_by(Tournament.id.desc()).limit(limit))
+
+
 def live_now(limit: int = LIVE_MATCHES) -> LiveNow:
     s = session()
     app = app_object()
-    matches = list(s.scalars(select(Match).where(Match.state == "running")
-                             .options(seats_with_bots())
-                             .order_by(Match.id.desc()).limit(limit)))
-    tournaments = list(s.scalars(select(Tournament).where(Tournament.state == "running")
-                                 .order_by(Tournament.id.desc()).limit(LIVE_TOURNAMENTS)))
+    running_matches, running_tournaments = _running_statements()
+    matches = list(s.scalars(running_matches, {"limit": limit}))
+    tournaments = list(s.scalars(running_tournaments, {"limit": LIVE_TOURNAMENTS}))
     by_match: dict[int, Tournament] = {}
     pairs = {(x.bot_id, m.family) for m in matches for x in m.seats}
     ratings: dict[tuple[int, str], float] = {}

@@ -7,12 +7,14 @@ as of a probe at most ``READYZ_CACHE_S`` old (:class:`Readiness`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
 from arena.core.models import STATUS_COLUMNS, Bot, Match, Rating, RatingFamily, bot_status
 from arena.core.queue import get_queue
@@ -67,6 +69,26 @@ class SiteCounts:
         return value
 
 
+@functools.cache
+def _home_statements() -> tuple[Select[*tuple[Any, ...]], Select[Tournament],
+                               Select[*tuple[Any, ...]], Select[*tuple[Any, ...]]]:
+    """The home page's own statements (the matches played, the newest finished tournaments,
+    the top five, the newest six matches), built once: building them and their cache keys
+    anew on each render cost about as much as running them."""
+    finished = select(func.coalesce(func.sum(RatingFamily.results), 0))
+    recent_t = (select(Tournament).where(Tournament.state == "finished")
+                .order_by(Tournament.id.desc()).limit(5))
+    # Columns, not objects: the top five and the newest six matches' seats were 29 whole
+    # ``Bot``s (each info document decoded) for a name and a status.
+    top = (select(*RATING_COLUMNS, Bot.name, *STATUS_COLUMNS).join(Bot, Bot.id == Rating.bot_id)
+           .where(Rating.family == DEFAULT_FAMILY, Bot.deleted_at.is_(None))
+           .order_by(Rating.rating.desc(), Rating.bot_id).limit(5))
+    # ix_matches_state_finished_at: the newest six, read backwards from the index.
+    recent = (select(*MATCH_LINE_COLUMNS).where(Match.state == "finished")
+              .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6))
+    return finished, recent_t, top, recent
+
+
 @bp.get("/")
 @page("Home page: counts, live now (the featured match, running matches and their viewers), "
       "live and recent tournaments, the top of the leaderboard, recent matches")
@@ -74,24 +96,19 @@ def home() -> str:
     s = session()
     cfg = current_app.config
     bots, n_tournaments = SiteCounts.of(app_object()).get(float(cfg["SITE_COUNTS_TTL_S"]))
-    finished = s.scalar(select(func.coalesce(func.sum(RatingFamily.results), 0)))
-    live = s.scalars(select(Tournament).where(Tournament.state == "running")
-                     .order_by(Tournament.id.desc()).limit(5)).all()
-    recent_t = s.scalars(select(Tournament).where(Tournament.state == "finished")
-                         .order_by(Tournament.id.desc()).limit(5)).all()
-    # Columns, not objects: the top five and the newest six matches' seats were 29 whole
-    # ``Bot``s (each info document decoded) for a name and a status.
-    top = [RatingLine(*r[:4], BotBrief(r[4], bot_status(*r[5:]))) for r in s.execute(
-        select(*RATING_COLUMNS, Bot.name, *STATUS_COLUMNS).join(Bot, Bot.id == Rating.bot_id)
-        .where(Rating.family == DEFAULT_FAMILY, Bot.deleted_at.is_(None))
-        .order_by(Rating.rating.desc(), Rating.bot_id).limit(5))]
-    # ix_matches_state_finished_at: the newest six, read backwards from the index.
-    recent = match_lines(s, s.execute(
-        select(*MATCH_LINE_COLUMNS).where(Match.state == "finished")
-        .order_by(Match.finished_at.desc(), Match.id.desc()).limit(6)))
+    finished_stmt, recent_t_stmt, top_stmt, recent_stmt = _home_statements()
+    finished = s.scalar(finished_stmt)
+    now = live_now()
+    # The five newest running tournaments: live_now's first five (it reads the newest
+    # LIVE_TOURNAMENTS, 10, by the same statement), not read a second time.
+    live = [t for t, _ in now.tournaments[:5]]
+    recent_t = s.scalars(recent_t_stmt).all()
+    top = [RatingLine(r[0], r[1], r[2], r[3], BotBrief(r[4], bot_status(*r[5:])))
+           for r in s.execute(top_stmt)]
+    recent = match_lines(s, s.execute(recent_stmt))
     return render_template("home.html", bots=bots, finished=int(finished or 0),
                            n_tournaments=n_tournaments, live=live, recent_t=recent_t,
-                           top=top, recent=recent, now=live_now(), home_matches=HOME_MATCHES)
+                           top=top, recent=recent, now=now, home_matches=HOME_MATCHES)
 
 
 @bp.post("/api/idempotency-keys")
