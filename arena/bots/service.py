@@ -42,7 +42,7 @@ import time
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import Row, bindparam, func, or_, select, union_all
+from sqlalchemy import Integer, Row, Select, bindparam, func, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -433,13 +433,20 @@ def bot_and_latest_check(s: Session,
                          bot_id: int) -> tuple[Bot | None, HealthCheck | None]:
     """The bot and its :func:`latest_admission_check` in one statement (a check's poll:
     one round trip, not two)."""
+    row = s.execute(_bot_and_check_statement(), {"bot_id": bot_id}).first()
+    return (None, None) if row is None else (row[0], row[1])
+
+
+@functools.cache
+def _bot_and_check_statement() -> Select[Bot, HealthCheck]:
+    """:func:`bot_and_latest_check`'s statement, built once (the bot bound: ``bot_id``):
+    the bot page and every poll of a check send it, and building its correlated subquery
+    and cache key anew cost about as much as running it."""
     latest = (select(HealthCheck.id).where(HealthCheck.bot_id == Bot.id,
                                            HealthCheck.purpose.in_(ADMISSION))
               .order_by(HealthCheck.id.desc()).limit(1).correlate(Bot).scalar_subquery())
-    row = s.execute(select(Bot, HealthCheck)
-                    .outerjoin(HealthCheck, HealthCheck.id == latest)
-                    .where(Bot.id == bot_id)).first()
-    return (None, None) if row is None else (row[0], row[1])
+    return (select(Bot, HealthCheck).outerjoin(HealthCheck, HealthCheck.id == latest)
+            .where(Bot.id == bindparam("bot_id", type_=Integer)))
 
 
 def check_state(check: HealthCheck) -> str:

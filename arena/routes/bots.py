@@ -26,7 +26,7 @@ from flask import (
     url_for,
 )
 from markupsafe import Markup, escape
-from sqlalchemy import Select, func, select
+from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -403,6 +403,16 @@ def recent_rows_html(seats: list[BotSeatLine]) -> Markup:
     return Markup("".join(out))
 
 
+@functools.cache
+def _bot_page_statements() -> tuple[Select[Rating], Select[HealthCheck]]:
+    """The bot page's ratings (most played family first) and newest five health checks,
+    built once with the bot bound (``bot_id``), not on every render."""
+    bot_id = bindparam("bot_id", type_=Integer)
+    return (select(Rating).where(Rating.bot_id == bot_id).order_by(Rating.games.desc()),
+            select(HealthCheck).where(HealthCheck.bot_id == bot_id)
+            .order_by(HealthCheck.id.desc()).limit(5))
+
+
 @bp.get("/bots/<id:bot_id>")
 @page("A bot: rating history charts, recent matches, latency, strikes and their reasons",
       errors={404: "no such bot"})
@@ -414,8 +424,8 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
     bot, admission = bot_service.bot_and_latest_check(s, bot_id)  # one round trip
     if bot is None:
         return page_not_found(f"bot {bot_id}")
-    ratings = s.scalars(select(Rating).where(Rating.bot_id == bot.id)
-                        .order_by(Rating.games.desc())).all()
+    ratings_stmt, health_stmt = _bot_page_statements()
+    ratings = s.scalars(ratings_stmt, {"bot_id": bot.id}).all()
     charts = []
     for r in ratings:  # one per rating family (a fixed, small set)
         hist = rating_series(s, r.family, {bot.id: r.games}, int(cfg["CHART_POINTS"]))
@@ -440,8 +450,7 @@ def bot_page(bot_id: int, rotate_errors: list[str] | None = None,
             if st["seat"] == x.seat:
                 reasons[st["name"]] += 1
                 strikes.append({**st, "match_id": x.match_id})
-    health = list(s.scalars(select(HealthCheck).where(HealthCheck.bot_id == bot.id)
-                            .order_by(HealthCheck.id.desc()).limit(5)))
+    health = list(s.scalars(health_stmt, {"bot_id": bot.id}))
     # Count before cutting the list: the stat, the reason chips and "n of total" above the
     # table all describe every strike of the matches listed, the table only the newest.
     page = render_template("bot.html", bot=bot, ratings=charts, seats=seats,
