@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, aliased
 
 from arena.core import counts
 from arena.core.families import FAMILY_OF, family_of
-from arena.core.idlists import among, among_bound
+from arena.core.idlists import among_bound
 from arena.core.models import STATUS_COLUMNS, Bot, Rating, RatingEvent, RatingFamily, bot_status
 from arena.core.storage import session
 from arena.play.ratings import rating_series
@@ -226,6 +226,18 @@ def _page_statement() -> Select[int, str, float, int]:
             .offset(bindparam("offset", type_=Integer)))
 
 
+@functools.cache
+def _hits_statement(dialect: str) -> Select[int, str, float, int]:
+    """The ratings of a name search's hits (:data:`RATING_COLUMNS`), built once per dialect:
+    ``family`` and ``ids`` bound."""
+    return select(*RATING_COLUMNS).where(Rating.family == bindparam("family", type_=String),
+                                         among_bound(dialect, Rating.bot_id, "ids"))
+
+
+_FAMILY_NAMES = select(RatingFamily.name)
+"""The rating families' names (the leaderboard's family picker), built once."""
+
+
 def rating_lines(s: Session, stmt: Select[int, str, float, int],
                  params: dict[str, Any] | None = None) -> list[RatingLine]:
     """The ratings ``stmt`` selects (:data:`RATING_COLUMNS`; ``params``: its bound values),
@@ -280,13 +292,13 @@ def leaderboard() -> str:
     q = request.args.get("q", "").strip()[:NAME_PREFIX_MAX]
     page = max(1, arg_int("page") or 1)
     size = int(cfg["LEADERBOARD_PAGE_SIZE"])
-    families = sorted(set(s.scalars(select(RatingFamily.name))) | {DEFAULT_FAMILY})
+    families = sorted(set(s.scalars(_FAMILY_NAMES)) | {DEFAULT_FAMILY})
     if q:
         hits = search(s, family, q, size + 1, (page - 1) * size)
         ids = [b for b, _ in hits]
         ranks = dict(hits)
-        by_id = {r.bot_id: r for r in rating_lines(s, select(*RATING_COLUMNS).where(
-            Rating.family == family, among(s, Rating.bot_id, ids)))}
+        by_id = {r.bot_id: r for r in rating_lines(
+            s, _hits_statement(s.get_bind().dialect.name), {"family": family, "ids": ids})}
         rows = [by_id[b] for b in ids if b in by_id]
     else:
         # ix_ratings_family_rating: one index range, however many bots.
