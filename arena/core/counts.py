@@ -39,7 +39,7 @@ deletion writes the bot's row before reading its ratings, so one of the two wait
 other's commit and then sees its rows.
 
 ``arena db counts --check`` compares every row with ``count(*)`` in one snapshot,
-``--repair`` rewrites them (:func:`check`, :func:`repair`).
+``--repair`` rewrites them (:func:`drift`, :func:`repair`).
 """
 
 from __future__ import annotations
