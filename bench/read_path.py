@@ -15,6 +15,11 @@
    of them over the whole data at the end (faster than row by row, and just as strict).
    Two 256-entrant tournaments (Swiss: round 1 played, round 2 paired by the code under
    test and half played; knockout: round 1 half played) are made through the service code.
+   So are the rows of the signed-in pages (:func:`fixtures`, also on ``--reuse`` when
+   missing): an account owning the busy bot, with an API token and a webhook with its
+   deliveries, and a finished challenge whose calls the busy bot's owner reads.  Every GET
+   rule of the app is listed (:func:`url_list`) or left out with a reason (``UNMEASURED``);
+   tests/bench/test_read_path_urls.py checks it.
 2. **Serve** the app as deployed: ``gunicorn -c deploy/gunicorn.conf.py "arena:create_app()"``
    on a loopback port (the checkout's own config: 2 workers x 8 threads by default).
 3. **Measure** each URL: ``--requests`` requests one at a time, then with ``--clients``
@@ -49,6 +54,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -241,8 +247,9 @@ def seed(url: str, bots: int, matches: int) -> dict[str, float]:
     return times
 
 
-def finish_by_sql(url: str, match_ids: list[int]) -> None:
-    """Finish tournament matches as the finishing job would leave them (unrated)."""
+def finish_by_sql(url: str, match_ids: list[int], log_gz: bytes | None = None) -> None:
+    """Finish tournament matches as the finishing job would leave them (unrated), each with
+    ``log_gz`` (default: :func:`real_log_gz`)."""
     if not match_ids:
         return
     with psycopg.connect(url, autocommit=False) as conn:
@@ -255,7 +262,7 @@ def finish_by_sql(url: str, match_ids: list[int]) -> None:
         conn.execute("""INSERT INTO match_results (match_id, family, created_at, totals, log_gz)
                         SELECT m, 'classic', now(), '{"totals": [3, 1, -1, -3],
                         "strikes": [], "forfeits": [], "notes": [], "seats": []}'::json, %s
-                        FROM unnest(%s::int[]) m""", (real_log_gz(), match_ids))
+                        FROM unnest(%s::int[]) m""", (log_gz or real_log_gz(), match_ids))
         conn.execute("UPDATE rating_families SET results = results + %s WHERE name = 'classic'",
                      (len(match_ids),))
         conn.commit()
@@ -299,6 +306,110 @@ def make_tournaments(app: Any, url: str) -> dict[str, int]:
         finish_by_sql(url, ids[: len(ids) // 2])
         service.advance(app, tid)
     return out
+
+
+# --- the signed-in pages' rows: an account, its token and webhook, a challenge -------------
+
+
+def fixtures(app: Any, ids: Ids) -> None:
+    """Make (when missing) the rows the signed-in pages and the challenge pages read, through
+    the service code: the account ``bench-owner`` owning the busy bot, its API token, its
+    webhook with ``DELIVERIES`` deliveries, a finished challenge of the busy bot against three
+    others; then this run's credentials (:data:`CREDENTIALS`: the session cookie and the token
+    are signed with this run's ``SECRET_KEY``, so the token's hash and a reset link are
+    written anew) and the busy bot's last calls in this run's Redis namespace.  On a reused
+    database that is all it writes.  A checkout without accounts gets none of it."""
+    try:
+        from arena.accounts import service as accounts
+        from arena.accounts import sessions
+        from arena.bots.calls import CallRecorder
+        from arena.core.models import Bot, Challenge
+        from arena.core.security import hash_token
+        from arena.notify import webhooks
+        from arena.notify.events import new_delivery
+        from arena.play import challenges
+    except ImportError:
+        return
+    from flask import session as cookie_session
+
+    from arena.core.models import utcnow
+    from referee import find_ruleset
+    from referee.runner import log as referee_log
+    from referee.runner.match import run_match
+    from referee.wire.players import LocalPlayer
+
+    db = get_db(app)
+    with app.app_context(), db.begin() as s:
+        account = accounts.find(s, BENCH_USER) or accounts.sign_up(
+            s, app, username=BENCH_USER, password=secrets.token_urlsafe(18))
+        s.flush()
+        busy = s.get(Bot, ids.busy)
+        assert busy is not None
+        if busy.account_id != account.id:
+            busy.account_id = account.id
+        token = next((t for t in accounts.live_tokens(s, account) if t.name == BENCH_TOKEN),
+                     None)
+        if token is None:
+            token, _ = accounts.create_token(s, account, BENCH_TOKEN, ["bots:read"])
+        plain = accounts.TOKEN_PREFIX + secrets.token_urlsafe(24)
+        token.token_hash = hash_token(plain)  # this run's pepper (SECRET_KEY)
+        ids.reset = accounts.start_reset(s, app, account)
+        owner = webhooks.Owner(account_id=account.id)
+        hook = next(iter(webhooks.owned(s, owner)), None)
+        if hook is None:
+            hook, _ = webhooks.create(app, s, owner, WEBHOOK_URL)
+        have = len(webhooks.deliveries(s, hook, limit=DELIVERIES))
+        for i in range(have, DELIVERIES):
+            row = new_delivery(s, hook, "match.forfeited", {
+                "bot": {"id": busy.id, "name": busy.name}, "match_id": ids.recent - i})
+            row.state, row.attempts, row.response_status, row.latency_ms = (
+                "delivered", 1, 200, 40 + i)
+            row.last_attempt_at = row.delivered_at = utcnow()
+            row.next_attempt_at = None
+        ids.webhook = hook.id
+        ch = s.scalar(select(Challenge).where(Challenge.bot_id == busy.id)
+                      .order_by(Challenge.id).limit(1))
+        if ch is None:
+            opponents = list(s.scalars(select(Bot.id).where(Bot.id != busy.id)
+                                       .order_by(Bot.id).limit(3)))
+            ch = challenges.create_challenge(s, app.config, busy, challenges.Wanted(
+                opponents=opponents, ruleset="standard", deals=1, rated=False))
+            # Started as challenges.dispatch starts it, without enqueueing (no worker).
+            if challenges._start(s, app.config, ch) is None:
+                raise SystemExit(f"the bench challenge was refused: {ch.reason}")
+        s.flush()
+        ids.challenge = ch.id
+        match_id, bot_ids = ch.match_id, [busy.id, *[o.bot_id for o in ch.opponents]]
+        finished = ch.match is not None and ch.match.state == "finished"
+        account_id = account.id
+    with app.app_context(), app.test_request_context():
+        recorder = CallRecorder(app)
+        players = recorder.wrap([LocalPlayer(lambda r: {"move": r["legal_moves"][0]["id"]},
+                                             label=f"bot:{b}") for b in bot_ids], bot_ids)
+        rec = run_match(find_ruleset("standard"), players, seed=7, deals=1,
+                        on_turn=recorder.on_turn)
+        if not finished and match_id is not None:
+            doc = referee_log.to_document(rec)
+            finish_by_sql(make_psycopg_url(app), [match_id], gzip.compress(
+                json.dumps(doc, separators=(",", ":")).encode(), mtime=0))
+        if match_id is not None:
+            recorder.flush(match_id)  # the busy bot's last calls, in this run's namespace
+        with db.begin() as s:
+            from arena.core.models import Account
+
+            row = s.get(Account, account_id)
+            assert row is not None
+            sessions.sign_in(row)
+            value = app.session_interface.get_signing_serializer(app).dumps(
+                dict(cookie_session))
+    CREDENTIALS[SIGNED_IN] = {"Cookie": f"{app.config['SESSION_COOKIE_NAME']}={value}"}
+    CREDENTIALS[BEARER] = {"Authorization": f"Bearer {plain}"}
+
+
+def make_psycopg_url(app: Any) -> str:
+    """The app's database as a plain (psycopg) URL."""
+    url = get_db(app).engine.url.render_as_string(hide_password=False)
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
 # --- serving and measuring -------------------------------------------------------------------
@@ -350,9 +461,34 @@ of its current ``ETag`` (a 304 while nothing changed)."""
 
 def split(label: str) -> tuple[str, bool]:
     """The path of a listed URL, and whether it is asked conditionally."""
+    for suffix in (SIGNED_IN, BEARER):
+        label = label.removesuffix(suffix)
     if label.endswith(REVALIDATE):
         return label[: -len(REVALIDATE)], True
     return label, False
+
+
+def client_for(app: Any, label: str, client: Any) -> Any:
+    """The Flask test client to ask a listed URL with: ``client``, except for a signed-in
+    one, which gets a client without a cookie jar of its own (Werkzeug's client replaces a
+    ``Cookie`` header with its jar's cookies; a signed-in jar would sign in every later
+    URL)."""
+    if not label.endswith(SIGNED_IN):
+        return client
+    if "jarless" not in CLIENTS:
+        CLIENTS["jarless"] = app.test_client(use_cookies=False)
+    return CLIENTS["jarless"]
+
+
+CLIENTS: dict[str, Any] = {}
+
+
+def credentials(label: str) -> dict[str, str]:
+    """The headers that sign a listed URL's request in (:data:`SIGNED_IN`, :data:`BEARER`)."""
+    for suffix in (SIGNED_IN, BEARER):
+        if label.endswith(suffix):
+            return dict(CREDENTIALS[suffix])
+    return {}
 
 
 def hit(conn: http.client.HTTPConnection, path: str,
@@ -367,17 +503,18 @@ def hit(conn: http.client.HTTPConnection, path: str,
 def conditional_headers(port: int, label: str) -> dict[str, str]:
     """What a poll of ``label`` sends: the current ETag's ``If-None-Match``, or nothing."""
     path, conditional = split(label)
+    signed = credentials(label)
     if not conditional:
-        return {}
+        return signed
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers=signed)
         resp = conn.getresponse()
         resp.read()
         etag = resp.getheader("ETag")
     finally:
         conn.close()
-    return {"If-None-Match": etag} if etag else {}
+    return {**signed, "If-None-Match": etag} if etag else signed
 
 
 Sample = tuple[list[float], set[int], list[int]]
@@ -514,9 +651,10 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
     client = app.test_client()
     for label in paths:
         path, conditional = split(label)
-        first = client.get(path)
+        signed, asker = credentials(label), client_for(app, label, client)
+        first = asker.get(path, headers=signed)
         etag = first.headers.get("ETag")
-        headers = {"If-None-Match": etag} if conditional and etag else {}
+        headers = {**signed, "If-None-Match": etag} if conditional and etag else signed
         seen: list[str] = []
 
         def before(*args: Any, seen: list[str] = seen) -> None:
@@ -524,7 +662,7 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
 
         event.listen(engine, "before_cursor_execute", before)
         try:
-            client.get(path, headers=headers)
+            asker.get(path, headers=headers)
         finally:
             event.remove(engine, "before_cursor_execute", before)
         out[label] = len(seen)
@@ -532,14 +670,115 @@ def count_statements(app: Any, paths: list[str]) -> dict[str, int]:
     return out
 
 
-def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
-    """Every page and API endpoint, some twice (the busy bot and a quiet one, a deep
-    page).  The deep page of the busy bot's matches: keyset cursor where the code has one,
-    ``page=1000`` where it has not."""
-    from arena.core.models import MatchSeat
+UNMEASURED = {
+    # Flask's files (CSS, scripts): read from disk, no render, no SQL.
+    "static": "a file from arena/static, no render",
+    # The operator's Prometheus scrape: needs METRICS_TOKEN, is no page anyone reads, and
+    # tests/arena/test_metrics.py counts its statements.
+    "metrics.scrape": "the operator's scrape (METRICS_TOKEN), not a page",
+}
+"""GET endpoints the bench does not measure, and why: every other GET rule of the app is in
+:func:`url_list` (tests/bench/test_read_path_urls.py fails otherwise)."""
 
-    busy, quiet, recent = 1, bots // 2 + 1, matches
-    deep = "page=1000"
+SIGNED_IN = " [signed in]"
+"""A URL listed with this suffix is asked by a browser signed in as the bench's account (its
+session cookie, signed with this run's ``SECRET_KEY``)."""
+BEARER = " [token]"
+"""A URL listed with this suffix is asked with the bench account's API token (``Authorization:
+Bearer``, ``bots:read``)."""
+
+CREDENTIALS: dict[str, dict[str, str]] = {SIGNED_IN: {}, BEARER: {}}
+"""The headers of :data:`SIGNED_IN` and :data:`BEARER` for this run, set by :func:`fixtures`."""
+
+BENCH_USER = "bench-owner"
+BENCH_TOKEN = "bench read path"
+WEBHOOK_URL = "http://127.0.0.1:9/bench-webhook"  # never called: nothing here sends deliveries
+DELIVERIES = 30
+"""The bench webhook's deliveries: more than a page of the account's log and of the API's."""
+
+
+@dataclass
+class Ids:
+    """The rows the listed URLs name (the seeded data's, and :func:`fixtures`')."""
+
+    busy: int
+    quiet: int
+    recent: int
+    swiss: int
+    knockout: int
+    busy_name: str = "bot-00001"
+    deep: str = "page=1000"
+    challenge: int | None = None
+    webhook: int | None = None
+    reset: str = ""
+
+
+def url_list(ids: Ids) -> list[str]:
+    """Every page and API endpoint, some twice (the busy bot and a quiet one, a deep page);
+    the signed-in ones (:data:`SIGNED_IN`, :data:`BEARER`) when :func:`fixtures` made the
+    account."""
+    busy, quiet, recent, sw, ko = ids.busy, ids.quiet, ids.recent, ids.swiss, ids.knockout
+    out = [
+        "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
+        "/live", "/api/live", "/bots", "/bots?q=bot-012", "/matches",
+        "/matches?state=finished", f"/matches?bot={ids.busy_name}",
+        f"/bots/{busy}", f"/bots/{quiet}", f"/bots/{busy}/welcome", f"/matches/{recent}",
+        f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
+        f"/tournaments/{sw}/live", f"/tournaments/{sw}/live{REVALIDATE}",
+        f"/tournaments/{ko}", f"/tournaments/{ko}/live",
+        "/tournaments/new", "/bots/new", "/challenges/new", f"/challenges/new?bot={busy}",
+        "/docs/api", "/docs/starters", "/account/sign-in", "/account/sign-up",
+        "/healthz", "/readyz",
+        "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
+        f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health", f"/api/bots/{busy}/check",
+        f"/api/bots/{busy}/ratings", f"/api/bots/{busy}/matches",
+        f"/api/bots/{busy}/matches?{ids.deep}", "/api/families", "/api/ratings",
+        "/api/ratings?page=100&limit=50", "/api/matches", "/api/matches?state=finished",
+        f"/api/matches?bot={busy}", f"/api/matches/{recent}", f"/api/matches/{recent}/log",
+        "/api/tournaments", f"/api/tournaments/{sw}", f"/api/tournaments/{sw}/standings",
+        f"/api/tournaments/{sw}/bracket", f"/api/tournaments/{ko}/bracket",
+        f"/api/tournaments/{sw}/archive", "/api/openapi.json",
+    ]
+    if ids.challenge is not None:
+        out += [f"/challenges/{ids.challenge}", f"/api/challenges/{ids.challenge}"]
+    if ids.webhook is not None:
+        out += [f"/account{SIGNED_IN}", f"/account/webhooks{SIGNED_IN}",
+                f"/bots/{busy}/calls{SIGNED_IN}", f"/account/reset?token={ids.reset}",
+                f"/api/account/bots{BEARER}", f"/api/webhooks{BEARER}",
+                f"/api/webhooks/{ids.webhook}/deliveries{BEARER}",
+                f"/api/bots/{busy}/calls{BEARER}"]
+    return out
+
+
+def endpoint_of(app: Any, label: str) -> str | None:
+    """The endpoint a listed URL reaches (None: no rule of this app's, e.g. an older
+    checkout's)."""
+    from werkzeug.exceptions import HTTPException
+
+    path = split(label)[0].split("?", 1)[0]
+    try:
+        endpoint, _ = app.url_map.bind("localhost").match(path, "GET")
+    except HTTPException:
+        return None
+    return str(endpoint)
+
+
+def unmeasured(app: Any, labels: list[str]) -> set[str]:
+    """The app's GET endpoints that no listed URL reaches and :data:`UNMEASURED` leaves out."""
+    rules = {r.endpoint for r in app.url_map.iter_rules() if "GET" in (r.methods or set())}
+    return rules - {endpoint_of(app, u) for u in labels} - set(UNMEASURED)
+
+
+def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
+    """:func:`url_list` with the seeded database's ids (and :func:`fixtures`' rows, made if
+    missing), keeping the URLs this checkout routes.  The deep page of the busy bot's
+    matches: keyset cursor where the code has one, ``page=1000`` where it has not."""
+    from arena.core.models import Bot, MatchSeat
+
+    ids = Ids(busy=1, quiet=bots // 2 + 1, recent=matches, swiss=tids["swiss"],
+              knockout=tids["knockout"])
+    with get_db(app).begin() as s:
+        ids.busy_name = str(s.scalar(select(Bot.name).where(Bot.id == ids.busy)))
     try:
         here = Path(arena.__file__).parent
         if not any((here / where / "pagination.py").exists() for where in (".", "web")):
@@ -547,36 +786,13 @@ def urls(app: Any, tids: dict[str, int], bots: int, matches: int) -> list[str]:
         from arena.web.pagination import encode_cursor  # install could find another one)
 
         with get_db(app).begin() as s:
-            mid = s.scalar(select(MatchSeat.match_id).where(MatchSeat.bot_id == busy)
+            mid = s.scalar(select(MatchSeat.match_id).where(MatchSeat.bot_id == ids.busy)
                            .order_by(MatchSeat.match_id.desc()).offset(50 * 999).limit(1))
-        deep = f"cursor={encode_cursor('bot-matches', int(mid or 1) + 1)}"
+        ids.deep = f"cursor={encode_cursor('bot-matches', int(mid or 1) + 1)}"
     except ImportError:
         pass
-    sw, ko = tids["swiss"], tids["knockout"]
-    return [
-        "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
-        *(["/live", "/api/live"] if (Path(arena.__file__).parent / "routes" / "live.py")
-          .exists() else []),
-        f"/bots/{busy}", f"/bots/{quiet}", f"/matches/{recent}",
-        f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
-        f"/tournaments/{sw}/live", f"/tournaments/{sw}/live{REVALIDATE}",
-        f"/tournaments/{ko}", f"/tournaments/{ko}/live",
-        "/tournaments/new", "/bots/new", "/healthz", "/readyz",
-        "/api/bots", "/api/bots?page=100", f"/api/bots/{busy}",
-        f"/api/bots/{busy}/versions", f"/api/bots/{busy}/health",
-        *([f"/api/bots/{busy}/check"] if (Path(arena.__file__).parent / "jobs.py").exists()
-          and any("def bot_check(" in p.read_text() for p in (
-              Path(arena.__file__).parent / "api.py",
-              Path(arena.__file__).parent / "routes" / "bots.py") if p.exists())
-          else []),
-        f"/api/bots/{busy}/ratings", f"/api/bots/{busy}/matches",
-        f"/api/bots/{busy}/matches?{deep}", "/api/families", "/api/ratings",
-        "/api/ratings?page=100&limit=50", "/api/matches", "/api/matches?state=finished",
-        f"/api/matches?bot={busy}", f"/api/matches/{recent}", f"/api/matches/{recent}/log",
-        "/api/tournaments", f"/api/tournaments/{sw}", f"/api/tournaments/{sw}/standings",
-        f"/api/tournaments/{sw}/bracket", f"/api/tournaments/{ko}/bracket",
-        "/api/openapi.json",
-    ]
+    fixtures(app, ids)
+    return [u for u in url_list(ids) if endpoint_of(app, u) is not None]
 
 
 def main() -> int:
@@ -674,7 +890,7 @@ def main() -> int:
             path, _ = split(label)
             warm = http.client.HTTPConnection("127.0.0.1", port, timeout=args.budget_s + 30)
             with contextlib.suppress(OSError):
-                hit(warm, path)
+                hit(warm, path, credentials(label))
             warm.close()
             drain(port)
             server.take(path)

@@ -42,16 +42,18 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
-def time_url(client: Any, path: str, requests: int) -> dict[str, Any]:
-    """``requests`` renders of ``path`` one after another (after two to warm up)."""
+def time_url(client: Any, label: str, requests: int) -> dict[str, Any]:
+    """``requests`` renders of a listed URL one after another (after two to warm up)."""
+    path, headers = read_path.split(label)[0], read_path.credentials(label)
+    client = read_path.client_for(client.application, label, client)
     for _ in range(2):
-        client.get(path)
+        client.get(path, headers=headers)
     lat: list[float] = []
     cpu: list[float] = []
     status = 0
     for _ in range(requests):
         t, c = time.perf_counter(), time.thread_time()
-        resp = client.get(path)
+        resp = client.get(path, headers=headers)
         resp.get_data()
         lat.append((time.perf_counter() - t) * 1000)
         cpu.append((time.thread_time() - c) * 1000)
@@ -60,29 +62,33 @@ def time_url(client: Any, path: str, requests: int) -> dict[str, Any]:
             "cpu_p95": pct(cpu, 0.95), "status": status}
 
 
-def calls_per_render(client: Any, path: str, renders: int = 5) -> int:
+def calls_per_render(client: Any, label: str, renders: int = 5) -> int:
     """Python function calls one render makes (``cProfile``'s count): unlike a time, it
     does not depend on what else the machine runs, so two checkouts compare on a busy
     machine."""
     import cProfile
     import pstats
 
+    path, headers = read_path.split(label)[0], read_path.credentials(label)
+    client = read_path.client_for(client.application, label, client)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(renders):
-        client.get(path).get_data()
+        client.get(path, headers=headers).get_data()
     prof.disable()
     return round(pstats.Stats(prof).total_calls / renders)  # type: ignore[attr-defined]
 
 
-def profile_url(client: Any, path: str, requests: int, use_pyinstrument: bool) -> str:
+def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool) -> str:
+    path, headers = read_path.split(label)[0], read_path.credentials(label)
+    client = read_path.client_for(client.application, label, client)
     if use_pyinstrument:
         from pyinstrument import Profiler
 
         profiler = Profiler(interval=0.0002)
         profiler.start()
         for _ in range(requests):
-            client.get(path).get_data()
+            client.get(path, headers=headers).get_data()
         profiler.stop()
         return str(profiler.output_text(unicode=False, color=False, show_all=False))
     import cProfile
@@ -92,7 +98,7 @@ def profile_url(client: Any, path: str, requests: int, use_pyinstrument: bool) -
     prof = cProfile.Profile(time.thread_time)  # CPU time: what the machine's load leaves out
     prof.enable()
     for _ in range(requests):
-        client.get(path).get_data()
+        client.get(path, headers=headers).get_data()
     prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(60)
@@ -141,10 +147,10 @@ def main() -> int:
             "SELECT count(*) FROM matches WHERE kind = 'ladder'").fetchone()[0])
         tids = {f: int(i) for f, i in conn.execute(
             "SELECT format, min(id) FROM tournaments GROUP BY format")}
-    paths = [read_path.split(p)[0] for p in read_path.urls(app, tids, bots, matches)
+    paths = [p for p in read_path.urls(app, tids, bots, matches)  # labels: with suffixes
              if not read_path.split(p)[1]]
     if args.only:
-        paths = [p for p in paths if any((o == p) if args.exact else (o in p)
+        paths = [p for p in paths if any((o == read_path.split(p)[0]) if args.exact else (o in p)
                                          for o in args.only)]
     client = app.test_client()
     statements = read_path.count_statements(app, paths)
@@ -157,7 +163,9 @@ def main() -> int:
         if args.dump:
             Path(args.dump).mkdir(parents=True, exist_ok=True)
             name = path.strip("/").replace("/", "_").replace("?", "_") or "home"
-            (Path(args.dump) / name[:120]).write_bytes(client.get(path).get_data())
+            (Path(args.dump) / name[:120]).write_bytes(read_path.client_for(
+                app, path, client).get(read_path.split(path)[0],
+                                       headers=read_path.credentials(path)).get_data())
         if not args.json:
             print(f"{path[:54]:54} {row['p50']:8} {row['p95']:8} | cpu {row['cpu_p50']:7} "
                   f"{row['cpu_p95']:7} {row['statements']:4} {row['calls']:7} {row['status']}",
