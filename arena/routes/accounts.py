@@ -26,7 +26,7 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import func, select
+from sqlalchemy import select, union_all
 from sqlalchemy.orm import selectinload
 from werkzeug.wrappers import Response as WerkzeugResponse
 
@@ -158,18 +158,19 @@ def sign_out() -> Response | WerkzeugResponse:
 def _bot_rows(bots: list[Bot]) -> list[dict[str, Any]]:
     """Each bot with its rating in the default family, its :data:`RECENT` newest matches and
     the strikes it took in them: a fixed number of statements however many bots (the newest
-    seats of every bot in one statement, numbered per bot by a window function)."""
+    seats of every bot in one statement: per bot, the first :data:`RECENT` entries of the
+    ``(bot_id, match_id)`` index, read backwards.  A window function numbering each bot's
+    seats read all of them: 62,500 for a busy bot, 0.3-1 s a page)."""
     s = session()
     ids = [b.id for b in bots]
     if not ids:
         return []
     ratings = {r.bot_id: r for r in s.scalars(select(Rating).where(
         Rating.bot_id.in_(ids), Rating.family == DEFAULT_FAMILY))}
-    newest = (select(MatchSeat.id, func.row_number().over(
-        partition_by=MatchSeat.bot_id, order_by=MatchSeat.match_id.desc()).label("n"))
-        .where(MatchSeat.bot_id.in_(ids)).subquery())
-    seats = s.scalars(select(MatchSeat).join(newest, newest.c.id == MatchSeat.id)
-                      .where(newest.c.n <= RECENT)
+    per_bot = [select(MatchSeat.id).where(MatchSeat.bot_id == b)
+               .order_by(MatchSeat.match_id.desc()).limit(RECENT).subquery() for b in ids]
+    newest = union_all(*(select(q.c.id) for q in per_bot))
+    seats = s.scalars(select(MatchSeat).where(MatchSeat.id.in_(newest))
                       .options(selectinload(MatchSeat.match).options(
                           seats_with_bots(), selectinload(Match.result)))
                       .order_by(MatchSeat.bot_id, MatchSeat.match_id.desc())).all()

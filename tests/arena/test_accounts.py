@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from arena.accounts import service as accounts
-from arena.core.models import Account, AccountToken, Bot, SignInDelay, utcnow
+from arena.core.models import Account, AccountToken, Bot, MatchSeat, SignInDelay, utcnow
 from arena.core.storage import get_db
 from arena.web.openapi import OP_MARK, _mark
 
@@ -306,6 +306,57 @@ def test_my_bots_costs_a_fixed_number_of_statements(app: Flask, alice: FlaskClie
     assert max(counts) - min(counts) <= 1, counts
     row = page.split(f'data-bot="{data.busy}"', 1)[1].split("</tr>", 1)[0]
     assert row.count('href="/matches/') == RECENT
+    with get_db(app).begin() as s:  # its newest ones, newest first
+        newest = list(s.scalars(select(MatchSeat.match_id).where(MatchSeat.bot_id == data.busy)
+                                .order_by(MatchSeat.match_id.desc()).limit(RECENT)))
+    assert [int(m) for m in re.findall(r'href="/matches/(\d+)"', row)] == newest
+
+
+def _bot_seats_read(plan: dict[str, Any]) -> int:
+    """Entries of the bots' seat index (``bot_id, match_id``) the plan read (each node's rows
+    times its loops), from ``EXPLAIN (ANALYZE, FORMAT JSON)``."""
+    own = plan["Actual Rows"] * plan["Actual Loops"] \
+        if plan.get("Index Name") == "ix_match_seats_bot_id_match_id" else 0
+    return int(own + sum(_bot_seats_read(p) for p in plan.get("Plans", [])))
+
+
+@pytest.mark.parametrize("backend", [pytest.param("postgres", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_my_bots_reads_only_each_bots_newest_seats(app: Flask, alice: FlaskClient) -> None:
+    """The newest matches of each bot are the first RECENT entries of its seats' index: a
+    window numbering every seat of the bot read them all (62,500 for the busy bot of the
+    1M bench: 0.3-1 s a page)."""
+    from sqlalchemy import update
+
+    from arena.routes.accounts import RECENT
+
+    from .test_read_path import seed
+
+    data = seed(app, 40)  # the busy bot sits in all 40 matches
+    with get_db(app).begin() as s:
+        s.execute(update(Bot).where(Bot.id.in_(data.bots[:3])).values(
+            account_id=account_of_name(app, "alice")))
+    db = get_db(app)
+    sent: list[tuple[str, Any]] = []
+
+    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
+        if re.search(r"WHERE match_seats\.bot_id (=|IN)", statement):  # not the matches' seats
+            sent.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", keep)
+    try:
+        assert alice.get("/account").status_code == 200
+    finally:
+        event.remove(db.engine, "before_cursor_execute", keep)
+    assert len(sent) == 1, sent
+    with db.engine.connect() as conn:
+        conn.exec_driver_sql("ANALYZE match_seats")
+        for planner in ("seqscan", "bitmapscan"):  # by index, as at volume
+            conn.exec_driver_sql(f"SET enable_{planner} = off")
+        plan = conn.exec_driver_sql("EXPLAIN (ANALYZE, FORMAT JSON) " + sent[0][0],
+                                    sent[0][1]).scalar_one()[0]["Plan"]
+        conn.rollback()
+    assert 0 < _bot_seats_read(plan) <= 3 * RECENT, plan
 
 
 # --- API tokens and every owner-only endpoint ------------------------------------------------
