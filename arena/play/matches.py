@@ -297,10 +297,13 @@ def match_lines(s: Session, rows: Iterable[Any]) -> list[MatchLine]:
     if not rows:
         return []
     seats: dict[int, list[SeatLine]] = {m.id: [] for m in rows}
+    # The bot's name by a per-seat subquery, not a join: joined, PostgreSQL may plan a page's
+    # 200 seats as a hash join over every bot (a sequential scan growing with the bots), as
+    # it did for the JSON lists (arena.routes.matches._summary_statements).
+    name = select(Bot.name).where(Bot.id == MatchSeat.bot_id).scalar_subquery().label("name")
     for row in s.execute(
-            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, Bot.name,
+            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, name,
                    MatchSeat.rank, MatchSeat.score, MatchSeat.strikes)
-            .join(Bot, Bot.id == MatchSeat.bot_id)
             .where(among(s, MatchSeat.match_id, seats))
             .order_by(MatchSeat.match_id, MatchSeat.seat)):
         seats[row.match_id].append(SeatLine(row.seat, row.bot_id, row.name, row.rank,

@@ -63,17 +63,18 @@ def whole_reads(plan: list[str], tables: tuple[str, ...]) -> list[str]:
 
 @postgres_only
 def test_match_lists_read_seat_bots_by_key_whatever_the_planner_prefers(app: Flask) -> None:
-    """A page of matches names each seat's bot and version by primary key, one probe per
-    seat.  Joined instead, PostgreSQL planned the page (at 10,000 bots) as hash joins over
-    every bot and every bot version: two sequential scans per page, 10-20 ms growing with
-    the bots.  Here the nested loop is priced out (``enable_nestloop = off``), as the row
-    estimates priced it out at that size: a join then reads the tables whole, a per-seat
-    subquery still by key."""
+    """A page of matches (JSON or HTML) names each seat's bot and version by primary key,
+    one probe per seat.  Joined instead, PostgreSQL planned the page (at 10,000 bots) as
+    hash joins over every bot and every bot version: two sequential scans per page, 10-20
+    ms growing with the bots.  Here the nested loop is priced out (``enable_nestloop =
+    off``), as the row estimates priced it out at that size: a join then reads the tables
+    whole, a per-seat subquery still by key."""
     data = seed(app, 12)
     db = get_db(app)
     checked = 0
     for url in ("/api/matches", "/api/matches?state=finished", f"/api/matches?bot={data.busy}",
-                f"/api/bots/{data.busy}/matches"):
+                f"/api/bots/{data.busy}/matches", "/matches", "/matches?state=finished",
+                "/matches?bot=bot-0000"):  # (the JSON lists, then the HTML ones)
         for statement, parameters in selects_sent(app, url):
             if "match_seats" not in statement or "bots" not in statement:
                 continue
@@ -84,7 +85,7 @@ def test_match_lists_read_seat_bots_by_key_whatever_the_planner_prefers(app: Fla
                 conn.rollback()
             assert not whole_reads(plan, ("bots", "bot_versions")), (url, statement, plan)
             checked += 1
-    assert checked == 4
+    assert checked == 7
 
 
 
