@@ -418,3 +418,52 @@ def test_the_owner_sees_the_first_bytes_of_a_500_scrubbed_and_escaped(
     for path in (f"/matches/{second}", f"/api/matches/{second}", f"/bots/{bot_id}",
                  f"/matches/{second}/replay.json", f"/api/matches/{second}/log"):
         assert "ZeroDivisionError" not in stranger.get(path).get_data(as_text=True), path
+
+
+def test_the_calls_page_indents_requests_exactly_as_json_does() -> None:
+    """The page's request text is ``json.dumps(indent=1, ensure_ascii=False)``'s, written by
+    a faster function (arena.routes.bot_calls.indented_json): every kind of value, nesting
+    and escape, and a real request, give the same text."""
+    import enum
+    import json
+    import random
+
+    from arena.routes.bot_calls import indented_json
+    from referee import find_ruleset
+    from referee.runner.match import run_match
+    from referee.wire.players import LocalPlayer
+
+    class Option(enum.StrEnum):
+        A = "anticlockwise"
+
+    class Count(enum.IntEnum):
+        FOUR = 4
+
+    leaves = [None, True, False, 0, -3, 2**70, 1.5, -0.0, 1e300, float("nan"), float("-inf"),
+              "", 'é"\\\n<script>', "\u2028\ud800\x00", Option.A, Count.FOUR]
+    rng = random.Random(7)
+
+    def value(depth: int = 0) -> object:
+        r = rng.random()
+        if depth > 4 or r < 0.4:
+            return rng.choice(leaves)
+        if r < 0.6:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        if r < 0.7:
+            return (value(depth + 1), value(depth + 1))
+        return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
+                for i in range(rng.randrange(4))}
+
+    for _ in range(3000):
+        v = value()
+        assert indented_json(v) == json.dumps(v, indent=1, ensure_ascii=False), v
+    assert indented_json({1: [2]}) == json.dumps({1: [2]}, indent=1)  # (json's own fallback)
+    requests: list[dict[str, Any]] = []
+
+    def keep(request: dict[str, Any]) -> dict[str, Any]:
+        requests.append(request)
+        return {"move": request["legal_moves"][0]["id"]}
+
+    run_match(find_ruleset("standard"), [LocalPlayer(keep) for _ in range(4)], seed=3, deals=1)
+    assert requests and all(indented_json(r) == json.dumps(r, indent=1, ensure_ascii=False)
+                            for r in requests)
