@@ -5,6 +5,7 @@ profiled.
     python bench/read_path.py --seed-only                      # once: prints DATABASE
     python bench/render_time.py --reuse DATABASE               # p50/p95 of every URL
     python bench/render_time.py --reuse DATABASE --only /bots/1 --profile   # where it goes
+    python bench/render_time.py --reuse DATABASE --only /tournaments/ --cold  # cache misses
 
 No server, no sockets, no other process: the figure is the app's own work for one request
 (routing, SQL round trips to the local PostgreSQL, ORM loading, templates, JSON encoding),
@@ -24,6 +25,7 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +44,36 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
-def time_url(client: Any, label: str, requests: int) -> dict[str, Any]:
-    """``requests`` renders of a listed URL one after another (after two to warm up)."""
+def render_caches(cold: bool) -> Callable[[], None]:
+    """What to call before each timed render: nothing, or with ``cold`` (``--cold``) a
+    function that empties the per-process render caches keyed by what the page shows (the
+    tournament page's :data:`arena.routes.tournaments.TOURNAMENT_RENDERS`, which
+    ``READ_CACHE_S=0`` does not turn off): a running tournament misses it after every
+    finished match, and without ``--cold`` only its hit is timed.  Emptied outside the
+    timed span."""
+    if not cold:
+        return lambda: None
+    try:
+        from arena.routes.tournaments import TOURNAMENT_RENDERS
+    except ImportError:  # a checkout without it: nothing to empty
+        return lambda: None
+    return TOURNAMENT_RENDERS.clear
+
+
+def time_url(client: Any, label: str, requests: int,
+             clear: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """``requests`` renders of a listed URL one after another (after two to warm up), each
+    after ``clear()`` (:func:`render_caches`)."""
     path, headers = read_path.split(label)[0], read_path.credentials(label)
     client = read_path.client_for(client.application, label, client)
     for _ in range(2):
+        clear()
         client.get(path, headers=headers)
     lat: list[float] = []
     cpu: list[float] = []
     status = 0
     for _ in range(requests):
+        clear()
         t, c = time.perf_counter(), time.thread_time()
         resp = client.get(path, headers=headers)
         resp.get_data()
@@ -62,7 +84,8 @@ def time_url(client: Any, label: str, requests: int) -> dict[str, Any]:
             "cpu_p95": pct(cpu, 0.95), "status": status}
 
 
-def calls_per_render(client: Any, label: str, renders: int = 5) -> int:
+def calls_per_render(client: Any, label: str, renders: int = 5,
+                     clear: Callable[[], None] = lambda: None) -> int:
     """Python function calls one render makes (``cProfile``'s count): unlike a time, it
     does not depend on what else the machine runs, so two checkouts compare on a busy
     machine."""
@@ -72,14 +95,16 @@ def calls_per_render(client: Any, label: str, renders: int = 5) -> int:
     path, headers = read_path.split(label)[0], read_path.credentials(label)
     client = read_path.client_for(client.application, label, client)
     prof = cProfile.Profile()
-    prof.enable()
     for _ in range(renders):
+        clear()
+        prof.enable()
         client.get(path, headers=headers).get_data()
-    prof.disable()
+        prof.disable()
     return round(pstats.Stats(prof).total_calls / renders)  # type: ignore[attr-defined]
 
 
-def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool) -> str:
+def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool,
+                clear: Callable[[], None] = lambda: None) -> str:
     path, headers = read_path.split(label)[0], read_path.credentials(label)
     client = read_path.client_for(client.application, label, client)
     if use_pyinstrument:
@@ -88,6 +113,7 @@ def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool) 
         profiler = Profiler(interval=0.0002)
         profiler.start()
         for _ in range(requests):
+            clear()
             client.get(path, headers=headers).get_data()
         profiler.stop()
         return str(profiler.output_text(unicode=False, color=False, show_all=False))
@@ -96,10 +122,11 @@ def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool) 
     import pstats
 
     prof = cProfile.Profile(time.thread_time)  # CPU time: what the machine's load leaves out
-    prof.enable()
     for _ in range(requests):
+        clear()
+        prof.enable()
         client.get(path, headers=headers).get_data()
-    prof.disable()
+        prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(60)
     return buf.getvalue()
@@ -131,6 +158,9 @@ def main() -> int:
     ap.add_argument("--cprofile", action="store_true", help="cProfile, not pyinstrument")
     ap.add_argument("--dump", metavar="FOLDER",
                     help="write each URL's body there (to compare two checkouts' pages)")
+    ap.add_argument("--cold", action="store_true",
+                    help="empty the render caches (the tournament page's) before every "
+                         "render: time the miss, not the hit")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     admin = read_path.admin_url()
@@ -153,12 +183,14 @@ def main() -> int:
         paths = [p for p in paths if any((o == read_path.split(p)[0]) if args.exact else (o in p)
                                          for o in args.only)]
     client = app.test_client()
-    statements = read_path.count_statements(app, paths)
+    clear = render_caches(args.cold)
+    statements = read_path.count_statements(app, paths, clear)
     settle(app)
     rows = []
     for path in paths:
-        row = {"path": path, **time_url(client, path, args.requests),
-               "statements": statements[path], "calls": calls_per_render(client, path)}
+        row = {"path": path, **time_url(client, path, args.requests, clear),
+               "statements": statements[path],
+               "calls": calls_per_render(client, path, clear=clear)}
         rows.append(row)
         if args.dump:
             Path(args.dump).mkdir(parents=True, exist_ok=True)
@@ -171,7 +203,7 @@ def main() -> int:
                   f"{row['cpu_p95']:7} {row['statements']:4} {row['calls']:7} {row['status']}",
                   flush=True)
         if args.profile:
-            print(profile_url(client, path, args.requests, not args.cprofile))
+            print(profile_url(client, path, args.requests, not args.cprofile, clear))
     if args.json:
         print(json.dumps({"bots": bots, "matches": matches, "rows": rows}, indent=1))
     return 0
