@@ -55,7 +55,7 @@ from ..tournaments.present import (
     live_state,
     live_tag,
     progress,
-    round_sizes,
+    read_for_page,
     standings_json,
     summaries,
     tournament_json,
@@ -265,11 +265,12 @@ def _tournament_context(t: Tournament, p: dict[str, int] | None = None,
     s = session()
     cfg = current_app.config
     per_page = int(cfg["TOURNAMENT_PAGE_TABLES"])
-    sizes = round_sizes(s, t)
+    read = read_for_page(s, t)  # the bracket's and the standings' reading, once
+    sizes = read.sizes()
     whole = sum(sizes.values()) <= per_page
     nav: dict[str, Any] | None = None
     if whole:
-        bracket = bracket_json(s, t)
+        bracket = bracket_json(s, t, read=read)
     else:
         number = arg_int("round")
         if number not in sizes:
@@ -277,11 +278,11 @@ def _tournament_context(t: Tournament, p: dict[str, int] | None = None,
         pages = max(1, -(-sizes[number] // per_page))
         page = min(max(1, arg_int("tables") or 1), pages)
         bracket = bracket_json(s, t, only_round=number,
-                               tables=slice((page - 1) * per_page, page * per_page))
+                               tables=slice((page - 1) * per_page, page * per_page), read=read)
         nav = {"round": number, "rounds": list(sizes), "page": page, "pages": pages,
                "tables": sizes[number], "first": (page - 1) * per_page + 1,
                "last": min(page * per_page, sizes[number])}
-    standings = standings_json(s, t)
+    standings = standings_json(s, t, read)
     shown = int(cfg["TOURNAMENT_PAGE_STANDINGS"])
     standings_total = len(standings["items"])
     standings["items"] = standings["items"][:shown]

@@ -177,17 +177,49 @@ def load_rounds(s: Session, t: Tournament, numbers: Sequence[int] | None = None,
     if not rounds:
         return rounds
     by_round = {r.id: r for r in rounds}
-    tables: dict[int, TableView] = {}
+    tables: list[TableView] = []
     for round_id, *columns in s.execute(stmts.tables, {"ids": list(by_round)}):
         table = TableView(*columns)
-        tables[table.id] = table
+        tables.append(table)
         by_round[round_id].tables.append(table)
-    if tables and links:
-        for table_id, match_id, rotation, state in s.execute(stmts.links,
-                                                             {"ids": list(tables)}):
-            tables[table_id].links.append(LinkView(match_id, rotation,
-                                                   MatchState(match_id, state)))
+    if links:
+        load_links(s, tables)
     return rounds
+
+
+def load_links(s: Session, tables: Sequence[TableView]) -> None:
+    """Append to each of these tables (read without links) its links and the linked
+    matches' states, in one statement (none for no tables)."""
+    if not tables:
+        return
+    by_id = {table.id: table for table in tables}
+    stmt = _round_statements(s.get_bind().dialect.name).links
+    for table_id, match_id, rotation, state in s.execute(stmt, {"ids": list(by_id)}):
+        by_id[table_id].links.append(LinkView(match_id, rotation,
+                                              MatchState(match_id, state)))
+
+
+@dataclass(slots=True)
+class PageRead:
+    """What the tournament page's bracket and standings both read, read once
+    (:func:`read_for_page`): the entrants' names and seeds (:func:`entrants`) and every
+    round with its tables, without their links (the bracket reads those of the tables it
+    shows, :func:`load_links`).  Each read them on its own before: the entrants twice, the
+    rounds and tables of the page's round twice, and the round sizes once more."""
+
+    names: dict[int, str]
+    seeds: dict[int, int]
+    rounds: list[RoundView]
+
+    def sizes(self) -> dict[int, int]:
+        """Tables per round number, in number order (0 for a round without tables): what
+        the page's round and table navigation needs."""
+        return {rnd.number: len(rnd.tables) for rnd in self.rounds}
+
+
+def read_for_page(s: Session, t: Tournament) -> PageRead:
+    names, seeds = entrants(s, t)
+    return PageRead(names, seeds, load_rounds(s, t, links=False))
 
 
 SEAT_RESULT_COLUMNS = (MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.seat, MatchSeat.rank,
@@ -352,10 +384,14 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     return out
 
 
-def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
-    names, seeds = entrants(s, t)
-    # The rounds and tables as columns, not ORM objects (256 entrants: 130 objects).
-    rows = compute_standings(s, t, load_rounds(s, t, links=False), seeds=seeds)
+def standings_json(s: Session, t: Tournament, read: PageRead | None = None) -> dict[str, Any]:
+    """The standings; ``read``: the entrants and rounds, when the caller read them
+    (:func:`read_for_page`)."""
+    if read is None:
+        # The rounds and tables as columns, not ORM objects (256 entrants: 130 objects).
+        read = read_for_page(s, t)
+    names = read.names
+    rows = compute_standings(s, t, read.rounds, seeds=read.seeds)
     items = []
     for r in rows:
         d = r.to_json()
@@ -366,15 +402,33 @@ def standings_json(s: Session, t: Tournament) -> dict[str, Any]:
             "finished", "order": keys, "items": items}
 
 
-def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
-                 tables: slice | None = None) -> dict[str, Any]:
-    """Every round with its tables, their seats, matches and (once done) results; or only
-    round ``only_round``, and of its tables only the slice ``tables`` (the web pages)."""
-    names, seeds = entrants(s, t)
-    rounds = load_rounds(s, t, None if only_round is None else [only_round])
+def _bracket_rounds(s: Session, t: Tournament, only_round: int | None, tables: slice | None,
+                    read: PageRead | None) -> tuple[dict[int, str], dict[int, int],
+                                                    list[RoundView], dict[int, list[TableView]]]:
+    """:func:`bracket_json`'s reading: the entrants' names and seeds, the rounds drawn, and
+    per round number the tables shown, with their links (read here for those only when the
+    caller's ``read`` holds the rounds)."""
+    if read is None:
+        names, seeds = entrants(s, t)
+        rounds = load_rounds(s, t, None if only_round is None else [only_round])
+    else:
+        names, seeds = read.names, read.seeds
+        rounds = [rnd for rnd in read.rounds if only_round in (None, rnd.number)]
     shown: dict[int, list[TableView]] = {
         rnd.number: list(rnd.tables if tables is None else rnd.tables[tables])
         for rnd in rounds}
+    if read is not None:
+        load_links(s, [table for rnd in rounds for table in shown[rnd.number]])
+    return names, seeds, rounds, shown
+
+
+def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
+                 tables: slice | None = None, read: PageRead | None = None) -> dict[str, Any]:
+    """Every round with its tables, their seats, matches and (once done) results; or only
+    round ``only_round``, and of its tables only the slice ``tables`` (the web pages).
+    ``read``: the entrants and rounds, read by the caller without links
+    (:func:`read_for_page`); the links of the tables shown are added to them."""
+    names, seeds, rounds, shown = _bracket_rounds(s, t, only_round, tables, read)
     # Tables still being played show their partial result: the seats of their finished
     # matches, for every such table of the page in one statement.
     partial = [link.match_id for rnd in rounds for table in shown[rnd.number]
@@ -423,16 +477,6 @@ def bracket_json(s: Session, t: Tournament, *, only_round: int | None = None,
     return {"tournament": t.id, "format": t.format, "state": t.state, "seats": t.seats,
             "current_round": t.current_round, "rounds_planned": t.rounds,
             "round_sizes": planned, "rounds": out_rounds}
-
-
-def round_sizes(s: Session, t: Tournament) -> dict[int, int]:
-    """Tables per round number (one grouped statement): what the page's round and table
-    navigation needs without loading the rounds."""
-    return {int(n): int(c) for n, c in s.execute(
-        select(TournamentRound.number, func.count(TournamentTable.id))
-        .outerjoin(TournamentTable, TournamentTable.round_id == TournamentRound.id)
-        .where(TournamentRound.tournament_id == t.id)
-        .group_by(TournamentRound.number).order_by(TournamentRound.number))}
 
 
 # --- the archive -----------------------------------------------------------------------------

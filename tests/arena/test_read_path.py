@@ -626,6 +626,24 @@ def test_tournament_renders_are_reused_until_something_shown_changes(app: Flask)
 
 
 @both_backends
+def test_a_tournament_page_reads_its_entrants_and_rounds_once(app: Flask) -> None:
+    """The bracket and the standings share one reading (``read_for_page``): the entrants,
+    the rounds and the tables are each read once per render, whether the bracket is drawn
+    whole or one round of it (they were read twice, and the round sizes once more)."""
+    data = seed(app, 12)
+    client = app.test_client()
+    for tables_a_page in (2, 100):  # one round a page; the whole bracket
+        app.config["TOURNAMENT_PAGE_TABLES"] = tables_a_page
+        TOURNAMENT_RENDERS.clear()
+        with counting(app) as statements:
+            assert client.get(f"/tournaments/{data.swiss}").status_code == 200
+        flat = [re.sub(r"\s+", " ", x) for x in statements]
+        froms = [x.split(" FROM ", 1)[1].split(" ", 1)[0] for x in flat if " FROM " in x]
+        for table in ("tournament_entrants", "tournament_rounds", "tournament_tables"):
+            assert froms.count(table) == 1, (tables_a_page, table, statements)
+
+
+@both_backends
 def test_tournament_pages_show_names_as_text(app: Flask) -> None:
     """The bracket and the standings are drawn in Python (not the template): a name is still
     text there, as the template's autoescape made it, in the page and in its live part."""
