@@ -282,10 +282,9 @@ def _tournament_context(t: Tournament, p: dict[str, int] | None = None,
         nav = {"round": number, "rounds": list(sizes), "page": page, "pages": pages,
                "tables": sizes[number], "first": (page - 1) * per_page + 1,
                "last": min(page * per_page, sizes[number])}
-    standings = standings_json(s, t, read)
-    shown = int(cfg["TOURNAMENT_PAGE_STANDINGS"])
-    standings_total = len(standings["items"])
-    standings["items"] = standings["items"][:shown]
+    # The top rows only, as JSON items (the page shows 64 of 256); one row per entrant.
+    standings = standings_json(s, t, read, top=int(cfg["TOURNAMENT_PAGE_STANDINGS"]))
+    standings_total = len(read.seeds)
     layout = bracket_layout(bracket if whole else {**bracket, "round_sizes": None},
                             connectors=t.format == "knockout" and whole)
     if p is None:

@@ -384,16 +384,18 @@ def tournaments_json(s: Session, rows: Sequence[Tournament]) -> list[dict[str, A
     return out
 
 
-def standings_json(s: Session, t: Tournament, read: PageRead | None = None) -> dict[str, Any]:
+def standings_json(s: Session, t: Tournament, read: PageRead | None = None,
+                   top: int | None = None) -> dict[str, Any]:
     """The standings; ``read``: the entrants and rounds, when the caller read them
-    (:func:`read_for_page`)."""
+    (:func:`read_for_page`); ``top``: only the first ``top`` items (the page shows 64 of
+    256; there is one row per entrant, ``len(read.seeds)`` in all)."""
     if read is None:
         # The rounds and tables as columns, not ORM objects (256 entrants: 130 objects).
         read = read_for_page(s, t)
     names = read.names
     rows = compute_standings(s, t, read.rounds, seeds=read.seeds)
     items = []
-    for r in rows:
+    for r in rows[:top]:
         d = r.to_json()
         d["bot"] = {"id": r.bot, "name": names.get(r.bot, "?")}
         items.append(d)
