@@ -48,6 +48,7 @@ from arena.core.idlists import among
 from arena.core.models import Match, utcnow
 from arena.core.queue import get_queue
 from arena.core.storage import get_db
+from arena.jobs.rq_adapter import delete_job
 from arena.play.matches import enqueue_match
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ def _delete_if_waiting(app: Flask, job_id: str | None) -> bool:
     q = get_queue(app)
     try:
         if q.job_status(job_id) in REPLACED_JOB:
-            Job.fetch(job_id, connection=q.redis).delete()
+            delete_job(Job.fetch(job_id, connection=q.redis))
             return True
     except Exception as exc:  # best effort: a duplicate job would claim in vain
         log.warning("reconcile: could not delete replaced job %s: %s", job_id, exc)

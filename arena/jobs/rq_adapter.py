@@ -134,3 +134,19 @@ def register(worker: BaseWorker, pipeline: Pipeline) -> None:
 def unregister(worker: BaseWorker, pipeline: Pipeline) -> None:
     """Take the worker out of the registry of live workers."""
     worker_registration.unregister(worker, pipeline)
+
+
+def delete_job(job: Any) -> None:
+    """``job.delete()``, also for a job whose execution record is half gone.
+
+    RQ 3.0's ``Job.delete`` fetches every execution its job's execution registry lists and
+    raises ``ValueError("Execution ... not found in Redis")`` when one's hash is gone, which a
+    work horse killed mid-job leaves behind.  It raises half-way: the job is already out of
+    its registries but its hash stays, with status ``scheduled``, where no sweep finds it
+    again (seen in CI under load: the stale retry never went away).  The dangling list is
+    dropped and the deletion done again, which is then complete."""
+    try:
+        job.delete()
+    except ValueError:
+        job.connection.delete(job.execution_registry.key)
+        job.delete()

@@ -208,7 +208,10 @@ class SchedulerKeeper:
         if scheduler is None or rq_adapter.stop_requested(worker):
             return None
         process = rq_adapter.scheduler_process(scheduler)
-        if process is None or process.is_alive():
+        # Dead means exited: a process RQ has made but not started yet (``_process`` is set
+        # before ``start()``, and forking a big worker takes a while on a busy machine) is
+        # not alive either, and starting another one beside it left two schedulers.
+        if process is None or process.is_alive() or process.exitcode is None:
             return None
         return worker, scheduler, process
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 from redis import Redis
 from rq import Queue, Worker
+from rq.job import Job
 from rq.utils import utcformat
 from rq.worker import BaseWorker, DequeueStrategy
 
@@ -126,3 +127,30 @@ def test_stop_requested_reads_rqs_loop_flag(redis: Redis) -> None:
     assert rq_adapter.stop_requested(worker) is False
     rq_adapter.mark_stop_requested(worker)
     assert rq_adapter.stop_requested(worker) is True
+
+
+def test_delete_job_deletes_a_job_whose_execution_is_half_gone(redis: Redis) -> None:
+    """RQ's ``Job.delete`` raises half-way when its execution registry lists an execution
+    whose hash is gone (a work horse killed mid-job): the job leaves the scheduled registry
+    but its hash stays.  ``delete_job`` finishes the deletion.  When RQ stops raising here,
+    the first half of this test fails and the workaround can go."""
+    q = Queue("adapter", connection=redis)
+
+    def scheduled_with_a_lost_execution() -> Job:
+        job = q.schedule_job(q.create_job("builtins.len", args=("abc",)),
+                             dt.datetime.now(dt.UTC) + dt.timedelta(hours=1))
+        far = dt.datetime.now(dt.UTC).timestamp() + 3600  # not yet expired for cleanup()
+        redis.zadd(job.execution_registry.key, {"lost-execution": far})
+        return job
+
+    job = scheduled_with_a_lost_execution()
+    with pytest.raises(ValueError, match="not found in Redis"):
+        Job.fetch(job.id, connection=redis).delete()
+    assert job.id not in q.scheduled_job_registry.get_job_ids()  # out of its registry...
+    assert Job.fetch(job.id, connection=redis).get_status() == "scheduled"  # ...but kept
+
+    job = scheduled_with_a_lost_execution()
+    rq_adapter.delete_job(Job.fetch(job.id, connection=redis))
+    assert not Job.exists(job.id, connection=redis)
+    assert job.id not in q.scheduled_job_registry.get_job_ids()
+    assert not redis.exists(job.execution_registry.key)

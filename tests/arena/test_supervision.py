@@ -367,8 +367,12 @@ def test_a_stop_signal_that_reaches_a_fresh_fork_ends_it() -> None:
 
 
 class FakeProcess:
-    def __init__(self, pid: int, alive: bool = True) -> None:
-        self.pid, self.exitcode, self.alive = pid, None if alive else 1, alive
+    """``started=False``: made but not started yet, as RQ's ``_process`` is for a moment
+    (not alive, and no exit code)."""
+
+    def __init__(self, pid: int, alive: bool = True, started: bool = True) -> None:
+        self.pid, self.alive = pid, alive
+        self.exitcode = None if alive or not started else 1
 
     def is_alive(self) -> bool:
         return self.alive
@@ -435,5 +439,25 @@ def test_the_scheduler_keeper_restarts_a_dead_scheduler_unless_the_worker_is_sto
         failing.scheduler._process = FakeProcess(7, alive=False)
         assert not keeper._stopping.wait(0.3)
         assert keeper.restarts == 1
+    finally:
+        keeper.stop()
+
+
+def test_the_scheduler_keeper_leaves_a_scheduler_that_is_still_starting_alone() -> None:
+    """RQ sets the scheduler's process before it starts it: not alive, not exited.  Two
+    schedulers were found beside one worker in a saturated CI run when the keeper took that
+    moment for a death and started another."""
+    from arena.jobs.supervisor import SchedulerKeeper
+
+    keeper = SchedulerKeeper(restart_max_s=0.05, check_s=0.01)
+    worker = FakeWorker()
+    worker.scheduler._process = FakeProcess(100, alive=False, started=False)
+    keeper.start()
+    try:
+        keeper.watch(worker)
+        assert not keeper._stopping.wait(0.3)
+        assert worker.scheduler.calls == 0 and keeper.restarts == 0
+        worker.scheduler._process = FakeProcess(100, alive=False)  # now it has exited
+        wait_for(lambda: keeper.restarts == 1, 30, what="the scheduler to be started again")
     finally:
         keeper.stop()
