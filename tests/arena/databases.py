@@ -24,6 +24,7 @@ from __future__ import annotations
 import graphlib
 import itertools
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,16 @@ class PgDatabases:
             revisions = [tuple(r) for r in conn.execute("SELECT * FROM alembic_version")]
             return fingerprint, sorted(revisions)
 
+    @staticmethod
+    def _other_sessions(conn: Any) -> int:
+        """Sessions on this database besides ``conn``'s (a fresh reading each time: the
+        statistics views keep one snapshot per transaction unless it is cleared)."""
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
+        return 1 if row is None else int(row[0])
+
     def _empty_in_place(self, name: str) -> bool:
         """Delete every row (children before parents), restart every sequence, in one
         transaction; only when no other session is on the database (a leftover connection of
@@ -178,10 +189,15 @@ class PgDatabases:
         database, when any of that does not hold or anything fails."""
         try:
             with self._connect(name) as conn:
-                others = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
-                if others is None or others[0] or self._schema is None:
+                others = self._other_sessions(conn)
+                # A connection the test closed has a backend that exits a moment later (longer
+                # on a busy machine): give it that moment.  One still open stays, and the
+                # copy is dropped, as before.
+                deadline = time.monotonic() + 5.0
+                while others and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    others = self._other_sessions(conn)
+                if others or self._schema is None:
                     return False
                 fingerprint = conn.execute(SCHEMA_FINGERPRINT).fetchone()[0]
                 revisions = sorted(tuple(r) for r in conn.execute("SELECT * FROM alembic_version"))
