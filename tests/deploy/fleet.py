@@ -395,8 +395,7 @@ def fleet(settings: FleetSettings, database_url: str,
     for key in ("PROMETHEUS_MULTIPROC_DIR", "WORKER_METRICS_PORT", "CLOCK_METRICS_PORT"):
         env.pop(key, None)
     db = Database(database_url)
-    nport = free_port()
-    f = Fleet(settings, env, runtime, db, f"http://127.0.0.1:{nport}", Redis.from_url(redis.url))
+    f = Fleet(settings, env, runtime, db, "", Redis.from_url(redis.url))
     try:
         # The heavy Python processes boot side by side while the bots start one by one.
         webs = [start_gunicorn(host="127.0.0.1", port=free_port(), env=env)
@@ -415,6 +414,11 @@ def fleet(settings: FleetSettings, database_url: str,
             f.bot_urls.append(bot.url)
         for web in webs:
             wait_http(f"{web.url}/healthz", timeout_s=180, child=web)
+        # nginx's port is picked right before it binds: picked at the start, it stayed free
+        # for the minutes the processes above take to boot on a saturated machine, and a
+        # second CI run's drill took it (this drill's requests then reached that run's fleet).
+        nport = free_port()
+        f.nginx_url = f"http://127.0.0.1:{nport}"
         nginx = start_nginx(listen_host="127.0.0.1", listen_port=nport,
                             upstream=[str(w.url).removeprefix("http://") for w in webs],
                             runtime_dir=runtime / "nginx")
