@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -286,14 +285,6 @@ def bot_urls() -> Iterator[list[str]]:
         for srv in servers:
             srv.shutdown()
             srv.server_close()
-
-
-def closed_port_url() -> str:
-    """A loopback URL where nothing listens."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 def run_queued_jobs(app: Flask) -> None:

@@ -302,10 +302,9 @@ def test_redis_down_is_said_not_a_500(app: Flask, client: FlaskClient,
                                       played: Played) -> None:
     from redis import Redis
 
-    from .conftest import closed_port_url
+    from ..ports import closed_port
 
-    port = closed_port_url().rsplit(":", 1)[1].strip("/")
-    get_queue(app)._redis = Redis(host="127.0.0.1", port=int(port), socket_timeout=5,
+    get_queue(app)._redis = Redis(host="127.0.0.1", port=closed_port(), socket_timeout=5,
                                   socket_connect_timeout=5)
     r = calls_json(client, played.bot_id, played.token)
     assert r.status_code == 503 and r.get_json()["error"]["code"] == "unavailable"

@@ -9,10 +9,10 @@ from sqlalchemy import func, select
 from arena.core.models import Bot, BotVersion, HealthCheck
 from arena.core.storage import get_db
 
+from ..ports import closed_port_url
 from .conftest import (
     admin_headers,
     both_backends,
-    closed_port_url,
     register,
     submit,
     wait_check,

@@ -426,7 +426,7 @@ def test_a_refused_check_takes_as_long_as_a_silent_one(
     side is timed, from below)."""
     import time
 
-    from .conftest import closed_port_url
+    from ..ports import closed_port_url
 
     app.config["HEALTH_DESCRIBE_DEADLINE_MS"] = 600
     bot_id, _ = submit(client, "closed", closed_port_url())

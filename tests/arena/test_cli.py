@@ -13,6 +13,7 @@ from flask import Flask
 from arena.core.storage import current_revision, get_db
 from arena.ops.cli import main
 
+from ..ports import closed_port
 from .conftest import worker_env
 from .test_migrations import head_revision
 
@@ -187,11 +188,7 @@ def test_an_uninitialised_database_says_run_init_db(tmp_path: Path) -> None:
 
 @pytest.mark.drill
 def test_an_unreachable_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = closed_port()
     env = bare_env(tmp_path, DATABASE_URL=f"postgresql://nobody:pw@127.0.0.1:{port}/arena")
     proc = arena(["ratings"], env, tmp_path / "cwd")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,16 +18,10 @@ import pytest
 import requests
 from flask import Flask
 
+from ..ports import closed_port, free_port
 from .conftest import both_backends_drill_on_postgres, wait_for, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -152,7 +145,7 @@ def test_the_master_waits_for_the_database_and_gives_up_in_one_clear_line(
         app: Flask, tmp_path: Path, home: Path) -> None:
     """Started before PostgreSQL is up (or pointed at the wrong place), gunicorn does not
     fork workers that answer 500s: its master waits ``STARTUP_DB_WAIT_S``, then exits."""
-    dead = f"postgresql+psycopg://nobody:hunter2@127.0.0.1:{free_port()}/arena"
+    dead = f"postgresql+psycopg://nobody:hunter2@127.0.0.1:{closed_port()}/arena"
     env = worker_env(app)
     env.update({"HOST": "127.0.0.1", "PORT": str(free_port()), "WEB_CONCURRENCY": "1",
                 "HOME": str(home), "DATABASE_URL": dead, "STARTUP_DB_WAIT_S": "1"})

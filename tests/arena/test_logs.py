@@ -8,7 +8,6 @@ import io
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +30,8 @@ from arena.live.channel import match_key, prefix_of
 from arena.play.matches import create_match, enqueue_match
 from referee.runner.match import Limits
 
-from .conftest import closed_port_url, wait_for, worker_env
+from ..ports import closed_port_url, free_port
+from .conftest import wait_for, worker_env
 from .sse import Stream
 
 
@@ -176,20 +176,13 @@ def test_every_line_of_a_match_job_carries_the_match_id(
         assert in_job and all(x["job_id"].startswith(f"match-{match_id}-") for x in in_job)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_the_relay_lines_of_a_stream_carry_its_request_and_match_ids(
         app: Flask, redis: Redis, tmp_path: Path) -> None:
     from arena.core.processes import PARENT_PID_ENV
     from arena.ops.procs import Child, stop_all
 
     err = tmp_path / "live.log"
-    port = _free_port()
+    port = free_port()
     env = {**worker_env(app), "LOG_FORMAT": "json", "TRUSTED_PROXY_HOPS": "1",
            PARENT_PID_ENV: str(os.getpid())}
     key = match_key(prefix_of(app.config), 41)

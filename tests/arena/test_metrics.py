@@ -34,6 +34,7 @@ from referee.runner.match import Limits
 from sample_bots import greedy_bot
 from sample_bots.sdk import serve_in_thread
 
+from ..ports import free_port
 from .conftest import ADMIN, register, wait_for, worker_env
 
 METRICS_TOKEN = "metrics-token-0123456789abcdefghijklmnop"
@@ -131,7 +132,7 @@ def test_a_scrape_without_redis_still_answers_and_says_so(
     from arena import create_app
     from arena.core.storage import upgrade
 
-    from .conftest import closed_port_url
+    from ..ports import closed_port_url
 
     app = create_app({**settings, "REDIS_URL": closed_port_url().replace("http", "redis")})
     upgrade(get_db(app))
@@ -310,15 +311,6 @@ def test_a_dead_process_is_folded_into_the_archive(tmp_path: Path) -> None:
     assert sample(run(_READ), "arena_match_jobs_total", outcome="finished") == 5
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as r:
         body: bytes = r.read()
@@ -333,7 +325,7 @@ def test_the_forking_worker_counts_its_horses_calls(
     reach its port, and each horse's files are folded away after it."""
     from arena.ops.procs import start_arena, stop_all
 
-    port = _free_port()
+    port = free_port()
     env = {**worker_env(app), "WORKER_CONCURRENCY": "0", "WORKER_METRICS_PORT": str(port)}
     env.pop(metrics.MULTIPROC_ENV, None)
     worker = start_arena(["worker", "--no-clock"], env=env, name="forking worker")

@@ -45,8 +45,9 @@ from referee.runner.health import HealthResult
 from sample_bots import greedy_bot, random_bot
 from sample_bots.sdk import BotServer, serve_in_thread
 
+from ..ports import closed_port_url
 from ..referee import badbots as bb
-from .conftest import admin_headers, both_backends, closed_port_url, wait_check
+from .conftest import admin_headers, both_backends, wait_check
 
 SECRET_PATH = "/s3cr3t-path"
 QUERY = "key=hunter2"

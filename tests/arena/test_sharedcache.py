@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import re
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from arena.core.storage import get_db, upgrade
 from arena.web.readcache import TOKEN_SLOT, ReadCache, get_cache
 from arena.web.sharedcache import SharedTier
 
+from ..ports import closed_port
 from .conftest import both_backends
 from .test_readcache import Clock, statements
 
@@ -137,9 +137,7 @@ def test_garbage_in_redis_is_a_miss_not_an_error(redis: Redis, redis_url: str) -
 
 def test_a_failing_redis_costs_a_render_and_one_warning_not_a_page(
         caplog: pytest.LogCaptureFixture) -> None:
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = closed_port()
     tier = SharedTier(lambda: Redis.from_url(f"redis://127.0.0.1:{port}/0",
                                              socket_connect_timeout=0.2, socket_timeout=0.2),
                       "arena-test-down", 5.0, TOKEN_SLOT)

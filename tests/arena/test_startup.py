@@ -23,6 +23,7 @@ from flask import Flask
 from arena.core.storage import Database, head_revision, upgrade
 from arena.ops.procs import Child
 
+from ..ports import closed_port, free_port
 from .conftest import pg_admin_or_skip, wait_for, worker_env
 from .test_cli import bare_env
 
@@ -37,13 +38,6 @@ COMMANDS = {
     "worker": ["worker", "--burst", "--no-clock"],
     "clock": ["clock"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:  # a loopback port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def argv(command: str) -> list[str]:
@@ -74,7 +68,7 @@ def attempts(stderr: str) -> list[int]:
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_an_unreachable_database_is_retried_then_named_without_its_password(
         tmp_path: Path, redis_url: str, command: str) -> None:
-    port = free_port()
+    port = closed_port()
     env = service_env(tmp_path, redis_url,
                       f"postgresql://nobody:{PASSWORD}@127.0.0.1:{port}/arena",
                       STARTUP_DB_WAIT_S="1.5")

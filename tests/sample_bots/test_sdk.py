@@ -23,6 +23,7 @@ from referee.wire.signing import (
     signatures_value,
 )
 from sample_bots.sdk import Cards, ReplayCache, answer_for, sign_v2, signature_ok
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -318,12 +319,6 @@ def test_referee_health_check_passes_with_secret(serve: Any) -> None:
 
 
 # --------------------------------------------------------------------------- command line
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize("variable", ["BIGTWO_SECRET", "BIGTWO_BOT_SECRET"])

@@ -13,6 +13,7 @@ from referee.runner.health import Probe, check_player, health_check
 from referee.runner.match import Limits
 from referee.wire.netguard import NetPolicy
 from referee.wire.players import LocalPlayer
+from tests.ports import closed_port_url
 from tests.referee import badbots as bb
 from tests.referee import protocolbots as pb
 
@@ -132,11 +133,7 @@ NO_ANSWER = "no HTTP answer from the bot URL within 0.5 s"
 
 def test_transport_failures_read_the_same() -> None:
     """Refused, reset, closed, silent, not HTTP: one text, no latency (no port scanner)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    closed = closed_port_url()
     reasons = {}
     results = [health_check(closed, LOCAL, describe_deadline_ms=500)]
     for behaviour in (bb.reset, bb.silent, bb.hang, bb.close_after_request,

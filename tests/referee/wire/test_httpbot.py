@@ -38,6 +38,7 @@ from referee.wire.signing import (
     request_id_ok,
     verify_v2,
 )
+from tests.ports import closed_port
 from tests.referee import badbots as bb
 
 LOCAL = NetPolicy(allow_private=True)
@@ -348,10 +349,7 @@ def test_redirect_is_never_followed(redirect_trap: bb.BadBot) -> None:
 
 
 def test_connection_refused() -> None:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
+    port = closed_port()  # nothing listens there
     with BotClient(f"http://127.0.0.1:{port}", policy=LOCAL) as client:
         result = client.call("/move", {}, AMPLE)
     assert result.fault is Fault.CONNECTION
@@ -696,10 +694,7 @@ def test_async_exception_during_tls_handshake_propagates(
 def test_connection_attempts_per_call_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     from referee.wire.httpbot import MAX_CONNECT_ATTEMPTS_PER_FAMILY
 
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens on that port on any of the addresses below
+    port = closed_port()  # nothing listens on that port on any of the addresses below
     many = [f"127.0.0.{i}" for i in range(2, 102)]
     connects = _record_connects(monkeypatch)
     with BotClient(f"http://many.test:{port}/", policy=LOCAL, resolver=lambda h: many) as client:
@@ -712,10 +707,7 @@ def test_connection_attempts_are_capped_per_family_and_in_all(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from referee.wire.httpbot import MAX_CONNECT_ATTEMPTS
 
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    port = closed_port()
     v4 = [f"127.0.0.{i}" for i in range(2, 52)]
     v6 = [f"::ffff:127.0.1.{i}" for i in range(2, 52)]  # IPv4-mapped loopback, over AF_INET6
     mixed = [a for pair in zip(v4, v6, strict=True) for a in pair]

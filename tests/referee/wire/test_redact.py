@@ -24,6 +24,7 @@ from referee.wire.httpbot import BotClient
 from referee.wire.netguard import NetPolicy
 from referee.wire.players import HttpPlayer, LocalPlayer, Player
 from referee.wire.redact import REDACTED, UrlRedactor, scrub_generic
+from tests.ports import closed_port
 from tests.referee import badbots as bb
 
 LOCAL = NetPolicy(allow_private=True)
@@ -32,13 +33,6 @@ SECRET_PARTS = ("s3cr3t-path", "hunter2", "bot.test")
 
 def leaks(text: str) -> list[str]:
     return [p for p in SECRET_PARTS if p.lower() in text.lower()]
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 def first(request: dict[str, Any]) -> dict[str, Any]:
