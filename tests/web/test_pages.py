@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,10 +27,10 @@ from tests.arena.conftest import (
     ADMIN,
     admin_headers,
     both_backends,
-    closed_port_url,
     register,
     wait_for,
 )
+from tests.ports import closed_port_url
 
 XSS = "<script>alert(1)</script>"
 XSS_IMG = '<img src=x onerror="alert(2)">'
@@ -365,8 +366,13 @@ def test_a_running_match_is_watched_live_turn_by_turn(
 ) -> None:
     from sample_bots import greedy_bot
 
-    def slow(request: dict[str, Any]) -> str:  # a thinking bot: the match takes a while
-        time.sleep(0.15)
+    # A thinking bot: the match takes a while. It thinks longer until the test has seen the
+    # table move live: a queued page looks at the match every 5 s, and a match over in less
+    # (a worker slow to start on a saturated machine, then quick turns) was never seen running.
+    seen_live = threading.Event()
+
+    def slow(request: dict[str, Any]) -> str:
+        time.sleep(0.15 if seen_live.is_set() else 0.4)
         return str(greedy_bot.choose(request))
 
     srv = serve_in_thread(slow, name="thinker")
@@ -398,6 +404,7 @@ def test_a_running_match_is_watched_live_turn_by_turn(
         assert "legal move" not in page.inner_text("[data-role=info]")
         # Moved on: a later turn, or the next deal (whose turns start again).
         wait_for(lambda: position() != first, 120, what="the table to move on by itself")
+        seen_live.set()
         page.screenshot(path=str(shots / "match-live.png"), full_page=True)
         # The first deal ends: its hands are revealed, the viewer follows into deal 2.
         expect(replay).to_have_attribute("data-deal", "1", timeout=120_000)
