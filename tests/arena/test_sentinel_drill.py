@@ -48,7 +48,10 @@ def test_a_failover_loses_no_match_and_applies_none_twice(
     app = create_app({**settings, "REDIS_URL": "", "REDIS_SENTINELS": cluster.hosts,
                       "REDIS_SENTINEL_SERVICE": cluster.service})
     drill = Drill(app, cluster, tmp_path / "drill", matches=matches, concurrency=concurrency,
-                  think_ms=20, timeout_s=300,
+                  # 60 ms a move: the pool's matches take waves of seconds, so jobs still
+                  # wait in the queue when the first are done, however late this process
+                  # gets the CPU to see it (at 20 ms a saturated run saw none queued).
+                  think_ms=60, timeout_s=300,
                   # A job lost with the primary waits for the reconciler: sooner than the
                   # defaults (30 s passes, 60 s in the queue), to keep the test short.
                   settings={"RECONCILE_INTERVAL_S": "2", "RECONCILE_QUEUED_AFTER_S": "8",
