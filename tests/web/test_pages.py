@@ -290,7 +290,7 @@ def test_nothing_typed_by_a_user_or_a_bot_runs_as_script(
                             name=f"Cup {XSS}", duplicate=False)
     match_id = client.get(f"/api/tournaments/{t['id']}/bracket").get_json()[
         "rounds"][0]["tables"][0]["matches"][0]["id"]
-    pages = ["/", "/leaderboard", "/bots", f"/bots/{evil_id}", f"/bots/{talker}",
+    pages = ["/", "/leaderboard", "/bots", "/matches", f"/bots/{evil_id}", f"/bots/{talker}",
              f"/tournaments/{t['id']}", "/tournaments", f"/matches/{match_id}"]
     for path in pages:
         resp = page.goto(live_server + path)
