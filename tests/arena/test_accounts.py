@@ -312,6 +312,49 @@ def test_my_bots_costs_a_fixed_number_of_statements(app: Flask, alice: FlaskClie
     assert [int(m) for m in re.findall(r'href="/matches/(\d+)"', row)] == newest
 
 
+@both_backends
+def test_my_bots_counts_the_strikes_of_the_newest_finished_matches(
+        app: Flask, alice: FlaskClient) -> None:
+    """The strikes column: the bot's own strikes (its seat's, not its opponents') in its
+    RECENT newest matches, counted only where the match finished with a result."""
+    from sqlalchemy import update
+
+    from arena.core.models import Match, MatchResult
+    from arena.routes.accounts import RECENT
+
+    from .test_read_path import seed
+
+    data = seed(app, 12)
+    with get_db(app).begin() as s:
+        s.execute(update(Bot).where(Bot.id == data.busy).values(
+            account_id=account_of_name(app, "alice")))
+        newest = s.execute(select(MatchSeat.match_id, MatchSeat.seat)
+                           .where(MatchSeat.bot_id == data.busy)
+                           .order_by(MatchSeat.match_id.desc()).limit(RECENT + 1)).all()
+
+        def strike(seat: int) -> dict[str, Any]:
+            return {"seat": seat, "deal": 0, "turn": 1, "reason": "timeout", "detail": "late"}
+
+        counted = 0
+        for n, (match_id, seat) in enumerate(newest):
+            result = s.scalar(select(MatchResult).where(MatchResult.match_id == match_id))
+            if result is None:
+                continue  # (not finished: nothing to count)
+            # Two of its own and one of another seat's in each; the oldest of the six is
+            # past RECENT, and the newest is played again (running): neither counts.
+            result.totals = {**result.totals,
+                             "strikes": [strike(seat), strike(seat), strike((seat + 1) % 4)]}
+            if n == 0:
+                s.execute(update(Match).where(Match.id == match_id).values(state="running"))
+            elif n < RECENT:
+                counted += 1
+    assert counted >= 2  # the seed finished most of them
+    page = alice.get("/account").get_data(as_text=True)
+    row = page.split(f'data-bot="{data.busy}"', 1)[1].split("</tr>", 1)[0]
+    assert f'data-label="strikes">{2 * counted}</td>' in row
+    assert row.count(">running</span>") >= 1 and row.count(">finished</span>") == counted
+
+
 def _bot_seats_read(plan: dict[str, Any]) -> int:
     """Entries of the bots' seat index (``bot_id, match_id``) the plan read (each node's rows
     times its loops), from ``EXPLAIN (ANALYZE, FORMAT JSON)``."""
