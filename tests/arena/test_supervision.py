@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +231,17 @@ def schedulers_of(pid: int) -> list[int]:
     return [p for p in descendants(pid) if alive(p) and "arena clock" not in cmdline(p)]
 
 
+def settled(found: Callable[[], list[int]], for_s: float = 2.0) -> list[int] | None:
+    """``found()`` when it is one process and still the same one ``for_s`` later, else None:
+    a forking worker's work horse (a child too, for the length of a job) can be the only
+    new child for a moment before the scheduler starts (CI run D of a58b1c4 saw two)."""
+    first = found()
+    if len(first) != 1:
+        return None
+    time.sleep(for_s)
+    return first if found() == first else None
+
+
 @pytest.mark.drill
 @pytest.mark.parametrize("concurrency", [8, 0], ids=["pool-worker", "forking-worker"])
 def test_the_worker_starts_its_scheduler_again_after_a_redis_outage(
@@ -247,12 +258,13 @@ def test_the_worker_starts_its_scheduler_again_after_a_redis_outage(
     worker = start(workers, app, "--no-clock", REDIS_URL=private_redis.url,
                    WORKER_REDIS_RETRY_MAX_S="1", WORKER_CHILD_RESTART_MAX_S="1",
                    WORKER_CONCURRENCY=str(concurrency))
-    (first,) = wait_for(lambda: schedulers_of(worker.pid), 60, what="RQ's scheduler")
+    (first,) = wait_for(lambda: settled(lambda: schedulers_of(worker.pid)), 60,
+                        what="RQ's scheduler")
     private_redis.kill()
     wait_for(lambda: not alive(first), 60, what="the scheduler to die on the Redis error")
     private_redis.start()  # empty, as a restarted Redis without persistence
-    (again,) = wait_for(lambda: [p for p in schedulers_of(worker.pid) if p != first], 60,
-                        what="a new scheduler")
+    (again,) = wait_for(lambda: settled(lambda: [p for p in schedulers_of(worker.pid)
+                                                 if p != first]), 60, what="a new scheduler")
     assert worker.alive()
     # And it schedules: a job due in a second is moved onto the queue and run.
     q = Queue(str(app.config["QUEUE_NAME"]), connection=Redis.from_url(private_redis.url))
