@@ -508,20 +508,24 @@ def list_bots(s: Session, *, family: str, search: str = "", after: str | None = 
         stmt = stmt.where(Bot.name > after)
     rows = s.execute(stmt.order_by(Bot.name).limit(limit + 1)).all()
     page = rows[:limit]
-    ratings = {r[0]: (r[1], r[2]) for r in s.execute(
-        _page_ratings(s.get_bind().dialect.name),
-        {"family": family, "ids": [r[0] for r in page]})} if page else {}
+    ratings: dict[int, tuple[float, int]] = {}
+    if page:
+        for bot_id, rating, games in s.execute(_page_ratings(s.get_bind().dialect.name),
+                                               {"family": family,
+                                                "ids": [r[0] for r in page]}):
+            ratings[bot_id] = (rating, games)
     lines = []
     for bot_id, name, info, created_at, *status in page:
         author = info.get("author") if isinstance(info, dict) else None
-        rating, games = ratings.get(bot_id, (None, 0))
+        rated = ratings.get(bot_id)
         lines.append(BotLine(bot_id, name, author if isinstance(author, str) else None,
-                             bot_status(*status), created_at, rating, games))
+                             bot_status(*status), created_at,
+                             rated[0] if rated else None, rated[1] if rated else 0))
     return lines, len(rows) > limit
 
 
 @functools.cache
-def _page_ratings(dialect: str) -> Select[tuple[int, float, int]]:
+def _page_ratings(dialect: str) -> Select[int, float, int]:
     """The ratings in one family of a page's bots (``family`` and ``ids`` bound), built once
     per dialect."""
     return select(Rating.bot_id, Rating.rating, Rating.games).where(
