@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from json.encoder import encode_basestring
 from typing import Any
 
+import orjson
 from flask import Response, jsonify, redirect, render_template, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -66,54 +66,30 @@ def _no_store(resp: Response) -> Response:
     return resp
 
 
-def _json_float(x: float) -> str:
-    if x != x:
-        return "NaN"
-    if x in (math.inf, -math.inf):
-        return "Infinity" if x > 0 else "-Infinity"
-    return float.__repr__(x)
-
-
-def _indented(value: Any, pad: str = "\n") -> str:
-    """``json.dumps(value, indent=1, ensure_ascii=False)``, the same text three to four times
-    faster: with ``indent`` the standard library leaves its C encoder for a pure-Python one
-    (two thirds of the page's 14 ms for 50 calls).  Strings are escaped by the C escaper
-    (``json.encoder.encode_basestring``), numbers written as json writes them; a key that
-    is not a string, or a value of another type, raises ``TypeError`` (the caller falls back to
-    ``json.dumps``)."""
-    if isinstance(value, str):  # (a StrEnum of the rules' options too, as json writes it)
-        return encode_basestring(value)
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        inner = pad + " "
-        return "{" + inner + ("," + inner).join(
-            encode_basestring(k) + ": " + _indented(v, inner) for k, v in value.items()
-        ) + pad + "}"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "[]"
-        inner = pad + " "
-        return "[" + inner + ("," + inner).join(_indented(v, inner) for v in value) + pad + "]"
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        return _json_float(value)
-    raise TypeError(f"not one of json's own types: {type(value).__name__}")
-
-
 def indented_json(value: Any) -> str:
-    """``json.dumps(value, indent=1, ensure_ascii=False)`` (see :func:`_indented`)."""
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text written by orjson:
+    with ``indent`` the standard library leaves its C encoder for a pure-Python one, and
+    indenting a page's requests took 1.5 ms of its ~12 (orjson: 0.05).  A value orjson
+    refuses (a string with a lone surrogate, a key that is not a string, a NaN, which it
+    would write as null) is written by the standard library."""
     try:
-        return _indented(value)
-    except TypeError:  # a key that is not a string, a type json converts: as json does
-        return json.dumps(value, indent=1, ensure_ascii=False)
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        text = ""
+    if not text or ("null" in text and _has_nonfinite(value)):
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return text
+
+
+def _has_nonfinite(value: Any) -> bool:
+    """Whether ``value`` holds a NaN or an infinity anywhere (orjson writes them as null)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_nonfinite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nonfinite(v) for v in value)
+    return False
 
 
 def _readable(call: dict[str, Any]) -> dict[str, Any]:

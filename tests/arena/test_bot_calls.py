@@ -419,10 +419,12 @@ def test_the_owner_sees_the_first_bytes_of_a_500_scrubbed_and_escaped(
         assert "ZeroDivisionError" not in stranger.get(path).get_data(as_text=True), path
 
 
-def test_the_calls_page_indents_requests_exactly_as_json_does() -> None:
-    """The page's request text is ``json.dumps(indent=1, ensure_ascii=False)``'s, written by
-    a faster function (arena.routes.bot_calls.indented_json): every kind of value, nesting
-    and escape, and a real request, give the same text."""
+def test_the_calls_page_indents_requests_as_json_does() -> None:
+    """The page's request text is ``json.dumps(indent=2, ensure_ascii=False)``'s, written by
+    a faster encoder (arena.routes.bot_calls.indented_json, orjson): every kind of value,
+    nesting and escape, and a real request, give the same text; floats the same value
+    (orjson writes ``1e300`` where json writes ``1e+300``), and what orjson refuses or would
+    change (a NaN, an integer past 64 bits, a lone surrogate) json's own text."""
     import enum
     import json
     import random
@@ -453,10 +455,23 @@ def test_the_calls_page_indents_requests_exactly_as_json_does() -> None:
         return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
                 for i in range(rng.randrange(4))}
 
+    def floats(v: object) -> bool:
+        if isinstance(v, dict):
+            return any(floats(x) for x in v.values())
+        if isinstance(v, list | tuple):
+            return any(floats(x) for x in v)
+        return isinstance(v, float)
+
     for _ in range(3000):
         v = value()
-        assert indented_json(v) == json.dumps(v, indent=1, ensure_ascii=False), v
-    assert indented_json({1: [2]}) == json.dumps({1: [2]}, indent=1)  # (json's own fallback)
+        text, theirs = indented_json(v), json.dumps(v, indent=2, ensure_ascii=False)
+        if floats(v):  # the same values, each written as json writes it when parsed back
+            assert json.dumps(json.loads(text)) == json.dumps(json.loads(theirs)), v
+            assert text.splitlines()[0] == theirs.splitlines()[0]
+        else:
+            assert text == theirs, v
+    for odd in ({1: [2]}, [float("nan")], {"x": [2**70]}, ["\ud800"]):  # json's own text
+        assert indented_json(odd) == json.dumps(odd, indent=2, ensure_ascii=False), odd
     requests: list[dict[str, Any]] = []
 
     def keep(request: dict[str, Any]) -> dict[str, Any]:
@@ -464,5 +479,5 @@ def test_the_calls_page_indents_requests_exactly_as_json_does() -> None:
         return {"move": request["legal_moves"][0]["id"]}
 
     run_match(find_ruleset("standard"), [LocalPlayer(keep) for _ in range(4)], seed=3, deals=1)
-    assert requests and all(indented_json(r) == json.dumps(r, indent=1, ensure_ascii=False)
+    assert requests and all(indented_json(r) == json.dumps(r, indent=2, ensure_ascii=False)
                             for r in requests)
