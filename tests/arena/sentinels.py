@@ -9,7 +9,6 @@ Shared by the Sentinel drill (tests/arena/test_sentinel_drill.py) and its bench
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from redis import Redis
 
 from arena.core.embedded_redis import RedisUnavailableError, redis_binary
+from tests.ports import free_port
 
 DOWN_AFTER_MS = 1000
 """How long the sentinels wait for a silent primary before they call it down (the default,
@@ -38,11 +38,6 @@ def cluster_or_skip(directory: Path, service: str) -> SentinelCluster:
     return SentinelCluster(directory, service)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def wait_until(what: str, check: object, timeout_s: float, every_s: float = 0.1) -> None:

@@ -13,7 +13,7 @@ from flask import Flask
 from arena.core.storage import current_revision, get_db
 from arena.ops.cli import main
 
-from ..ports import closed_port
+from ..ports import closed_port, free_port
 from .conftest import worker_env
 from .test_migrations import head_revision
 
@@ -74,7 +74,6 @@ def test_demo_once_runs_everything_and_exits(tmp_path: Path) -> None:
 def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> None:
     """``web:`` from the Procfile, as a real gunicorn process on a loopback port."""
     import shlex
-    import socket
     import time
 
     import requests
@@ -85,9 +84,7 @@ def test_the_procfile_web_line_serves_the_app(app: Flask, tmp_path: Path) -> Non
     line = next(x for x in procfile.read_text().splitlines() if x.startswith("web:"))
     argv = shlex.split(line.split(":", 1)[1])
     assert argv[0] == "gunicorn"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {**worker_env(app), "HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "1"}
     bindir = Path(sys.executable).parent
     proc = subprocess.Popen([str(bindir / argv[0]), *argv[1:]], env=env, cwd=procfile.parent,

@@ -6,7 +6,6 @@ counts are unknown ("—"), never a wrong zero; whatever a user typed is escaped
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +23,7 @@ from sample_bots.sdk import BotServer, make_server, serve_in_thread, think_ms_ar
 from tests.arena.conftest import admin_headers, both_backends, register, wait_for, worker_env
 from tests.arena.sse import Stream
 from tests.arena.test_openapi import check_answer
+from tests.ports import closed_port
 
 THINK_MS = 60
 """Each test bot's thinking time: a 4-deal match lasts seconds, long enough to watch."""
@@ -132,9 +132,7 @@ def test_without_a_relay_counts_are_unknown_and_names_are_escaped(
 
 
 def test_an_unreachable_redis_means_unknown_counts() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()  # nothing listens, and nobody can start to
     counts = ViewerCounts(f"redis://127.0.0.1:{port}/0", "nowhere:live")
     assert counts.get([("match", 1)]) is None
 

@@ -29,6 +29,7 @@ from arena.jobs.clock import leader_key
 from arena.ops.procs import Child, descendants, start_arena, stop_all
 from sample_bots.sdk import serve_in_thread
 
+from ..ports import free_port
 from .conftest import admin_headers, register, wait_for, worker_env
 from .test_matches import counts
 from .test_recovery import state
@@ -63,9 +64,7 @@ class PrivateRedis:
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property

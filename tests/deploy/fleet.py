@@ -42,7 +42,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -69,6 +68,7 @@ from arena.jobs.clock import leader_key
 from arena.ops.edge import start_gunicorn, start_nginx, wait_http
 from arena.ops.procs import Child, start_bot, stop_all
 from arena.play.ratings import check_all
+from tests.ports import free_port
 from tests.waiting import wait_for
 
 ADMIN_TOKEN = "fleet-drill-admin-token-0123456789abcdef"
@@ -139,11 +139,6 @@ class FleetSettings:
 # --- processes -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def group_members(pgid: int) -> list[int]:

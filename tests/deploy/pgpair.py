@@ -28,7 +28,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -38,6 +37,7 @@ from pathlib import Path
 import psycopg
 
 from arena.ops.procs import descendants
+from tests.ports import free_port
 
 SUPERUSER = "arena"
 """The clusters' superuser (initdb ``-U``), which the arena connects as."""
@@ -88,11 +88,6 @@ def server_user() -> pwd.struct_passwd | None:
                             "(PostgreSQL refuses to run as root)") from exc
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass

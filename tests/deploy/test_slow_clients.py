@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from redis import Redis
 
 from arena.ops.edge import NGINX_CONF, nginx_binary, start_gunicorn, start_nginx, wait_http
 from arena.ops.procs import Child, stop_all
+from tests.ports import free_port
 
 from .slowclients import Crowd, wait_until
 
@@ -44,11 +44,6 @@ def nginx_timeout(name: str) -> float:
     return float(m.group(1))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def redis_url() -> str | None:

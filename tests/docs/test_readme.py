@@ -76,11 +76,9 @@ def test_the_snippet_text_states_the_sdk_defaults() -> None:
 
 
 def test_the_snippet_listens_on_the_port_it_is_given(tmp_path: Path) -> None:
-    import socket
+    from tests.ports import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     script = tmp_path / "first_legal.py"
     script.write_text(_bot_snippet(), encoding="utf-8")
     root = README.parent
