@@ -84,7 +84,7 @@ from .plumbing import (
     require_owner,
     state_badge_html,
 )
-from .ratings import rating_json
+from .ratings import DEFAULT_FAMILY, rating_json
 
 bp = Blueprint("bots", __name__)
 
@@ -263,7 +263,7 @@ def bot_list() -> str:
     q = request.args.get("q", "").strip()[:name_max]
     token = request.args.get("cursor")
     after = None if token is None else decode_text_cursor(token, "bot-list", name_max)
-    family = "classic"
+    family = DEFAULT_FAMILY
     rows, more = bot_service.list_bots(s, family=family, search=q, after=after,
                                        limit=int(cfg["PAGE_SIZE"]))
     next_url = url_for("bots.bot_list", q=q or None,
