@@ -44,6 +44,13 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
+def target(client: Any, label: str) -> tuple[Any, str, dict[str, str]]:
+    """The client, path and headers that a listed URL's ``label`` stands for (a signed-in
+    page gets a client of its own, an API token its header: :mod:`read_path`)."""
+    return (read_path.client_for(client.application, label, client), read_path.split(label)[0],
+            read_path.credentials(label))
+
+
 def render_caches(cold: bool) -> Callable[[], None]:
     """What to call before each timed render: nothing, or with ``cold`` (``--cold``) a
     function that empties the per-process render caches keyed by what the page shows (the
@@ -64,8 +71,7 @@ def time_url(client: Any, label: str, requests: int,
              clear: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """``requests`` renders of a listed URL one after another (after two to warm up), each
     after ``clear()`` (:func:`render_caches`)."""
-    path, headers = read_path.split(label)[0], read_path.credentials(label)
-    client = read_path.client_for(client.application, label, client)
+    client, path, headers = target(client, label)
     for _ in range(2):
         clear()
         client.get(path, headers=headers)
@@ -92,8 +98,7 @@ def calls_per_render(client: Any, label: str, renders: int = 5,
     import cProfile
     import pstats
 
-    path, headers = read_path.split(label)[0], read_path.credentials(label)
-    client = read_path.client_for(client.application, label, client)
+    client, path, headers = target(client, label)
     prof = cProfile.Profile()
     for _ in range(renders):
         clear()
@@ -105,8 +110,7 @@ def calls_per_render(client: Any, label: str, renders: int = 5,
 
 def profile_url(client: Any, label: str, requests: int, use_pyinstrument: bool,
                 clear: Callable[[], None] = lambda: None) -> str:
-    path, headers = read_path.split(label)[0], read_path.credentials(label)
-    client = read_path.client_for(client.application, label, client)
+    client, path, headers = target(client, label)
     if use_pyinstrument:
         from pyinstrument import Profiler
 
