@@ -222,9 +222,24 @@ class PgPair:
             "logging_collector = off\n"
             f"cluster_name = '{server.name}'\n")
 
-    def _start(self, server: Server, timeout_s: float) -> None:
-        self.run("pg_ctl", "start", "-D", str(server.data), "-w", "-t", str(int(timeout_s)),
-                 "-l", str(self.dir / f"{server.name}.log"), timeout_s=timeout_s + 30)
+    def _start(self, server: Server, timeout_s: float, tries: int = 3) -> None:
+        """``pg_ctl start``; a port taken meanwhile (it is picked when the pair is made,
+        and initdb takes seconds: a second CI run beside this one took it) is picked again
+        and the start tried again, up to ``tries`` times."""
+        log = self.dir / f"{server.name}.log"
+        for attempt in range(1, tries + 1):
+            seen = log.stat().st_size if log.exists() else 0
+            try:
+                self.run("pg_ctl", "start", "-D", str(server.data), "-w", "-t",
+                         str(int(timeout_s)), "-l", str(log), timeout_s=timeout_s + 30)
+                return
+            except RuntimeError as exc:
+                said = log.read_text(errors="replace")[seen:] if log.exists() else ""
+                if attempt == tries or "could not bind" not in said:
+                    raise RuntimeError(f"{exc}\n{server.name}.log: {said[-2000:]}") from None
+            server.port = free_port()
+            with (server.data / "postgresql.conf").open("a") as conf:
+                conf.write(f"port = {server.port}\n")  # (later lines win)
 
     def replication_state(self) -> str | None:
         """The standby's ``sync_state`` as the primary sees it (None: not streaming)."""

@@ -55,3 +55,27 @@ def test_a_promoted_standby_takes_over_and_nothing_is_lost_or_stored_twice() -> 
         drill.stop()
         if ok:
             drill.cleanup()  # kept when the drill failed: every process's log is there
+
+
+def test_a_port_taken_before_the_start_is_picked_again() -> None:
+    """The pair's ports are picked when it is made, seconds before ``pg_ctl start``
+    (initdb first); a server that took one meanwhile (a CI run beside this one did) costs a
+    new port, not the drill."""
+    import socket
+
+    import psycopg
+
+    from .pgpair import PgPair
+
+    require_pg_server()
+    pair = PgPair(synchronous=False)
+    taken = socket.create_server(("127.0.0.1", pair.primary.port))  # listening: port taken
+    try:
+        pair.start(timeout_s=120)
+        assert pair.primary.port != taken.getsockname()[1]
+        with psycopg.connect(pair.conninfo(pair.primary), connect_timeout=10) as conn:
+            assert conn.execute("SELECT NOT pg_is_in_recovery()").fetchone() == (True,)
+        assert pair.replication_state() == "async"  # the standby found the new port
+    finally:
+        taken.close()
+        pair.stop()
