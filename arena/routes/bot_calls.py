@@ -20,16 +20,15 @@ owner's calls to anyone else.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from typing import Any
 
-import orjson
 from flask import Response, jsonify, redirect, render_template, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.bots.calls import last_calls
+from arena.core.jsontext import indented_json
 from arena.core.models import Bot
 from arena.core.security import token_matches
 from arena.core.storage import session
@@ -64,32 +63,6 @@ def _live_bot(bot_id: int) -> Bot | None:
 def _no_store(resp: Response) -> Response:
     resp.headers["Cache-Control"] = "no-store"
     return resp
-
-
-def indented_json(value: Any) -> str:
-    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text written by orjson:
-    with ``indent`` the standard library leaves its C encoder for a pure-Python one, and
-    indenting a page's requests took 1.5 ms of its ~12 (orjson: 0.05).  A value orjson
-    refuses (a string with a lone surrogate, a key that is not a string, a NaN, which it
-    would write as null) is written by the standard library."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
-        text = ""
-    if not text or ("null" in text and _has_nonfinite(value)):
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    return text
-
-
-def _has_nonfinite(value: Any) -> bool:
-    """Whether ``value`` holds a NaN or an infinity anywhere (orjson writes them as null)."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_nonfinite(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_nonfinite(v) for v in value)
-    return False
 
 
 def _readable(call: dict[str, Any]) -> dict[str, Any]:

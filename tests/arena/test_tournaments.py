@@ -156,6 +156,13 @@ def test_archive_holds_every_log_and_the_standings(
     assert rows[0]["round_reached"] == rows[0]["place_in_round"] == ""
     assert "round_reached" not in doc["items"][0]
     assert {prefix + "tournament.json", prefix + "bracket.json"} <= set(names)
+    # The documents are the API's answers (read once for the standings and the bracket
+    # together), indented for reading.
+    for doc_name, path in (("tournament", ""), ("standings", "/standings"),
+                           ("bracket", "/bracket")):
+        text = z.read(f"{prefix}{doc_name}.json").decode()
+        assert json.loads(text) == client.get(f"/api/tournaments/{t['id']}{path}").get_json()
+        assert text.startswith('{\n  "'), text[:20]
 
 
 def test_swiss_avoids_repeat_meetings_where_it_can(

@@ -1,0 +1,68 @@
+"""arena.core.jsontext: indented JSON for people, the standard library's text, written fast."""
+
+from __future__ import annotations
+
+import enum
+import json
+import random
+from typing import Any
+
+from arena.core.jsontext import indented_json
+from referee import find_ruleset
+from referee.runner.match import run_match
+from referee.wire.players import LocalPlayer
+
+
+def test_indented_json_writes_jsons_own_text() -> None:
+    """The calls page's requests and the archive's documents are ``json.dumps(indent=2,
+    ensure_ascii=False)``'s text, written by a faster encoder (orjson): every kind of value,
+    nesting and escape, and a real request, give the same text; floats the same value
+    (orjson writes ``1e300`` where json writes ``1e+300``), and what orjson refuses or would
+    change (a NaN, an integer past 64 bits, a lone surrogate) json's own text."""
+    class Option(enum.StrEnum):
+        A = "anticlockwise"
+
+    class Count(enum.IntEnum):
+        FOUR = 4
+
+    leaves = [None, True, False, 0, -3, 2**70, 1.5, -0.0, 1e300, float("nan"), float("-inf"),
+              "", 'é"\\\n<script>', "\u2028\ud800\x00", Option.A, Count.FOUR]
+    rng = random.Random(7)
+
+    def value(depth: int = 0) -> object:
+        r = rng.random()
+        if depth > 4 or r < 0.4:
+            return rng.choice(leaves)
+        if r < 0.6:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        if r < 0.7:
+            return (value(depth + 1), value(depth + 1))
+        return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
+                for i in range(rng.randrange(4))}
+
+    def floats(v: object) -> bool:
+        if isinstance(v, dict):
+            return any(floats(x) for x in v.values())
+        if isinstance(v, list | tuple):
+            return any(floats(x) for x in v)
+        return isinstance(v, float)
+
+    for _ in range(3000):
+        v = value()
+        text, theirs = indented_json(v), json.dumps(v, indent=2, ensure_ascii=False)
+        if floats(v):  # the same values, each written as json writes it when parsed back
+            assert json.dumps(json.loads(text)) == json.dumps(json.loads(theirs)), v
+            assert text.splitlines()[0] == theirs.splitlines()[0]
+        else:
+            assert text == theirs, v
+    for odd in ({1: [2]}, [float("nan")], {"x": [2**70]}, ["\ud800"]):  # json's own text
+        assert indented_json(odd) == json.dumps(odd, indent=2, ensure_ascii=False), odd
+    requests: list[dict[str, Any]] = []
+
+    def keep(request: dict[str, Any]) -> dict[str, Any]:
+        requests.append(request)
+        return {"move": request["legal_moves"][0]["id"]}
+
+    run_match(find_ruleset("standard"), [LocalPlayer(keep) for _ in range(4)], seed=3, deals=1)
+    assert requests and all(indented_json(r) == json.dumps(r, indent=2, ensure_ascii=False)
+                            for r in requests)
