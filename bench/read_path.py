@@ -729,8 +729,9 @@ def url_list(ids: Ids) -> list[str]:
     busy, quiet, recent, sw, ko = ids.busy, ids.quiet, ids.recent, ids.swiss, ids.knockout
     out = [
         "/", "/leaderboard", "/leaderboard?page=20", "/leaderboard?q=bot-012",
-        "/live", "/api/live", "/bots", "/bots?q=bot-012", "/matches",
-        "/matches?state=finished", f"/matches?bot={ids.busy_name}",
+        "/live", "/api/live", "/bots", "/bots?q=bot-012",
+        "/bots?q=nobody-has-this",  # a search with no hit: every name, without the trigrams
+        "/matches", "/matches?state=finished", f"/matches?bot={ids.busy_name}",
         f"/bots/{busy}", f"/bots/{quiet}", f"/bots/{busy}/welcome", f"/matches/{recent}",
         f"/matches/{recent}/replay.json", "/tournaments", f"/tournaments/{sw}",
         f"/tournaments/{sw}/live", f"/tournaments/{sw}/live{REVALIDATE}",

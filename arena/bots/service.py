@@ -496,10 +496,12 @@ def list_bots(s: Session, *, family: str, search: str = "", after: str | None = 
     rating in ``family``; and whether another page follows.
 
     The page is read in the order of the unique index on ``bots.name``, from ``after`` on,
-    until ``limit + 1`` bots pass the filter: without a search that is one index range, and
-    a search walks the index no further than its hits (the whole index, a few thousand
-    entries, when it has none).  The page's ratings come in one more statement, by the
-    ratings' key, never one per row."""
+    until ``limit + 1`` bots pass the filter: without a search that is one index range.  A
+    search on PostgreSQL finds a rare part's hits by the trigrams of ``lower(name)``
+    (``ix_bots_name_trgm``, migration 0015) and sorts them; a part most names hold walks the
+    name index no further than its hits (the planner picks).  Without the trigrams a search
+    with no hits walked every name: 158 ms at 100,000 bots, 0.2 ms with them.  The page's
+    ratings come in one more statement, by the ratings' key, never one per row."""
     stmt = select(Bot.id, Bot.name, Bot.info, Bot.created_at, *STATUS_COLUMNS).where(
         Bot.deleted_at.is_(None))
     if search:

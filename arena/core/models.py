@@ -17,6 +17,7 @@ match and bot): a job that runs twice stores one result and applies ratings once
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
@@ -221,6 +222,26 @@ def bot_status(deleted_at: dt.datetime | None, owner_paused: bool, check_state: 
 # (text_pattern_ops: a prefix is an index range on PostgreSQL whatever the collation).
 Index("ix_bots_name_lower", func.lower(Bot.name).label("name_lower"),
       postgresql_ops={"name_lower": "text_pattern_ops"})
+
+# The bot list's name search (bots.service.list_bots): WHERE lower(name) LIKE '%part%'.  On
+# PostgreSQL a trigram index finds a rare part's hits (migration 0015, which says why); SQLite
+# has none (``info["only"]``: :func:`in_this_database`).
+Index("ix_bots_name_trgm", func.lower(Bot.name).label("name_lower_trgm"),
+      postgresql_using="gin", postgresql_ops={"name_lower_trgm": "gin_trgm_ops"},
+      info={"only": "postgresql"})
+
+
+def in_this_database(dialect: str) -> Callable[..., bool]:
+    """Alembic's ``include_object`` for a database of ``dialect``: leaves out of the
+    comparison of models and schema an index the models declare for another database only
+    (``info["only"]``), which its migration does not create there."""
+
+    def include(obj: Any, name: str | None, type_: str, reflected: bool,
+                compare_to: Any) -> bool:
+        only = getattr(obj, "info", {}).get("only") if type_ == "index" else None
+        return only is None or only == dialect
+
+    return include
 
 
 class BotVersion(Base):

@@ -13,7 +13,7 @@ from typing import Any
 
 from alembic import context
 
-from arena.core.models import Base
+from arena.core.models import Base, in_this_database
 
 config = context.config
 target_metadata = Base.metadata
@@ -39,6 +39,7 @@ def run_migrations_online() -> None:
                 target_metadata=target_metadata,
                 render_as_batch=sqlite,
                 compare_type=True,
+                include_object=in_this_database(connection.dialect.name),
             )
             with context.begin_transaction():
                 context.run_migrations()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -15,10 +18,10 @@ from sqlalchemy.exc import DBAPIError
 import arena.core.tournament_models
 import arena.core.webhook_models
 import arena.web.idempotency  # noqa: F401
-from arena.core.models import Base
+from arena.core.models import Base, in_this_database
 from arena.core.storage import Database, alembic_config, current_revision, get_db, upgrade
 
-from .conftest import both_backends
+from .conftest import _empty_pg, both_backends
 
 
 def head_revision(db: Database) -> str | None:
@@ -31,7 +34,8 @@ def head_revision(db: Database) -> str | None:
 def assert_schema_is_the_models(db: Database) -> None:
     assert current_revision(db) == head_revision(db)
     with db.engine.connect() as conn:
-        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        ctx = MigrationContext.configure(conn, opts={
+            "compare_type": True, "include_object": in_this_database(conn.dialect.name)})
         diff = compare_metadata(ctx, Base.metadata)
     assert diff == []
     tables = set(inspect(db.engine).get_table_names())
@@ -356,3 +360,52 @@ def test_0014_counts_every_listing_from_the_rows_and_takes_them_back(
             assert conn.execute(sa.text("SELECT count(*) FROM ratings")).scalar() == 5
     finally:
         db.dispose()
+
+
+@both_backends
+def test_0015_adds_the_name_trigrams_on_postgresql_and_takes_them_back(
+        empty_database_url: str) -> None:
+    """The bot list's search index is PostgreSQL's (pg_trgm); SQLite's schema is unchanged,
+    and both still equal the models (``in_this_database``)."""
+    db = Database(empty_database_url)
+    try:
+        upgrade(db, "0014")
+        assert "ix_bots_name_trgm" not in index_names(db)
+        upgrade(db, "0015")
+        assert ("ix_bots_name_trgm" in index_names(db)) == (db.dialect == "postgresql")
+        assert_schema_is_the_models(db)
+        upgrade_or_downgrade(db, "0014")
+        assert "ix_bots_name_trgm" not in index_names(db)
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgres
+def test_0015_goes_on_without_the_trigrams_where_pg_trgm_cannot_be_added(
+        pg_database: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A role that may create tables but not extensions (no CREATE on the database) migrates
+    to the head all the same, told why its search has no trigram index."""
+    _empty_pg(pg_database)
+    role = f"arena_no_ext_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(pg_database)
+    dbname = sa.engine.make_url(pg_database).database
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE ROLE {role} LOGIN"))
+        conn.execute(sa.text(f"GRANT CONNECT ON DATABASE {dbname} TO {role}"))
+        conn.execute(sa.text(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}"))
+        conn.execute(sa.text(f"REVOKE CREATE ON DATABASE {dbname} FROM PUBLIC"))
+    db = Database(sa.engine.make_url(pg_database).set(username=role, password=None)
+                  .render_as_string(hide_password=False))
+    try:
+        with caplog.at_level(logging.WARNING, logger="arena.migrations"):
+            upgrade(db)
+        assert current_revision(db) == head_revision(db)
+        assert "ix_bots_name_trgm" not in index_names(db)
+        assert any("pg_trgm could not be added" in r.getMessage() for r in caplog.records)
+    finally:
+        db.dispose()
+        _empty_pg(pg_database)
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP OWNED BY {role}"))
+            conn.execute(sa.text(f"DROP ROLE {role}"))
+        admin.dispose()
