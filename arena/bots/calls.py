@@ -24,6 +24,7 @@ this browser: :mod:`arena.web.owners`) and ``GET /api/bots/<id>/calls`` (the own
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gzip
 import json
 import logging
@@ -34,13 +35,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy import Select, bindparam, case, null, select
+from sqlalchemy.orm import Session
 
-from arena.core.models import MatchResult
+from arena.core.models import Match, MatchResult
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
-from arena.play.deal_secrecy import deals_in_play
+from arena.play import deal_secrecy
 from referee.game.cards import move_id
 from referee.runner.faults import fault_name, plain_fault
 from referee.runner.match import FORFEITED, TurnRecord
@@ -191,6 +192,19 @@ def _stored(app: Flask, bot_id: int, limit: int) -> list[Call]:
     return calls
 
 
+@functools.cache
+def _logs_statement() -> Select[int, bool, bytes | None]:
+    """Of the calls' matches (``ids`` bound), each one's id, whether another match still
+    plays its deals (:func:`arena.play.deal_secrecy.in_play_sql`) and, only when none does,
+    its stored log: one round trip where the secrecy check and the logs were two, and a
+    secret match's log is never read.  Built once (its six aliases cost more than running
+    it)."""
+    in_play = deal_secrecy.in_play_sql(Match.id)
+    return (select(Match.id, in_play, case((in_play, null()), else_=MatchResult.log_gz))
+            .outerjoin(MatchResult, MatchResult.match_id == Match.id)
+            .where(Match.id.in_(bindparam("ids", expanding=True))))
+
+
 def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) -> list[
         dict[str, Any]]:
     """The bot's newest calls (at most ``limit``, default ``BOT_CALLS_KEPT``), newest first,
@@ -201,27 +215,34 @@ def last_calls(app: Flask, s: Session, bot_id: int, limit: int | None = None) ->
     says Redis is down."""
     kept = int(app.config["BOT_CALLS_KEPT"])
     calls = _stored(app, bot_id, min(kept, limit) if limit is not None else kept)
-    secret = deals_in_play(s, {c.match_id for c in calls})
+    logs: dict[int, bytes | None] = {}
+    secret: set[int] = set()
+    if calls:
+        for match_id, in_play, log_gz in s.execute(
+                _logs_statement(), {"ids": sorted({c.match_id for c in calls})}):
+            if in_play:
+                secret.add(match_id)
+            else:
+                logs[match_id] = log_gz
     calls = [c for c in calls if c.match_id not in secret]
     wanted: dict[int, set[tuple[int, int]]] = {}
     for c in calls:
         wanted.setdefault(c.match_id, set()).add((c.deal, c.turn))
     requests: dict[tuple[int, int, int], dict[str, Any]] = {}
-    if wanted:
-        results = s.scalars(select(MatchResult).options(undefer(MatchResult.log_gz))
-                            .where(MatchResult.match_id.in_(wanted))).all()
-        for result in results:
-            doc = stored_json(gzip.decompress(result.log_gz))
-            seat = next((x["seat"] for x in doc.get("seats", [])
-                         if x.get("player") == f"bot:{bot_id}"), None)
-            if seat is None:
-                continue
-            try:
-                for deal, turn, _, body in move_requests(
-                        doc, seat=seat, turns=wanted[result.match_id]):
-                    requests[(result.match_id, deal, turn)] = body
-            except ValueError as exc:
-                log.warning("match %s: log does not replay: %s", result.match_id, exc)
+    for match_id, turns in wanted.items():
+        log_gz = logs.get(match_id)
+        if log_gz is None:  # the log is gone: the calls show no request
+            continue
+        doc = stored_json(gzip.decompress(log_gz))
+        seat = next((x["seat"] for x in doc.get("seats", [])
+                     if x.get("player") == f"bot:{bot_id}"), None)
+        if seat is None:
+            continue
+        try:
+            for deal, turn, _, body in move_requests(doc, seat=seat, turns=turns):
+                requests[(match_id, deal, turn)] = body
+        except ValueError as exc:
+            log.warning("match %s: log does not replay: %s", match_id, exc)
     out = []
     for c in calls:
         # In words also when kept before the referee wrote them so (plain_fault).
