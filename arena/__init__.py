@@ -32,7 +32,7 @@ from werkzeug.routing import BaseConverter  # noqa: E402
 
 from .core import config, logs, queue, security, storage  # noqa: E402
 from .core.models import MAX_ID  # noqa: E402
-from .web import errors, limits, observe, readcache  # noqa: E402
+from .web import errors, jsonprovider, limits, observe, readcache  # noqa: E402
 
 
 def _at_most(limit: int) -> str:
@@ -101,7 +101,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         # whatever a client wrote into those headers itself stays to the left and is ignored.
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=hops, x_proto=hops, x_host=0, x_port=0, x_prefix=0)
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json = jsonprovider.OrjsonProvider(app)  # keys in the order given
     app.url_map.converters["id"] = IdConverter
     app.url_map.strict_slashes = False
 
