@@ -14,6 +14,7 @@ from arena.core.models import Bot
 from arena.core.storage import get_db, json_from_driver
 
 from .conftest import both_backends, submit
+from .json_values import random_value
 
 
 def test_every_document_decodes_to_jsons_value() -> None:
@@ -22,17 +23,8 @@ def test_every_document_decodes_to_jsons_value() -> None:
               "\x00", "\ud800", float("nan"), float("-inf")]
     rng = random.Random(5)
 
-    def value(depth: int = 0) -> object:
-        r = rng.random()
-        if depth > 4 or r < 0.4:
-            return rng.choice(leaves)
-        if r < 0.65:
-            return [value(depth + 1) for _ in range(rng.randrange(4))]
-        return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
-                for i in range(rng.randrange(4))}
-
     for _ in range(3000):
-        text = json.dumps(value(), ensure_ascii=rng.random() < 0.5)
+        text = json.dumps(random_value(rng, leaves), ensure_ascii=rng.random() < 0.5)
         for data in (text, text.encode("utf-8", "surrogatepass")):
             ours, theirs = json_from_driver(data), json.loads(text)
             # repr: NaN equals nothing, and 2**64 must stay an int, not a float.

@@ -17,6 +17,8 @@ from markupsafe import Markup
 
 from arena.web.jsonprovider import OrjsonProvider
 
+from .json_values import random_value
+
 
 @dataclasses.dataclass
 class Point:
@@ -40,17 +42,8 @@ def test_every_value_is_the_json_value_flask_wrote() -> None:
               Point(1, "p"), Markup("<b>x</b>")]
     rng = random.Random(11)
 
-    def value(depth: int = 0) -> object:
-        r = rng.random()
-        if depth > 4 or r < 0.4:
-            return rng.choice(leaves)
-        if r < 0.65:
-            return [value(depth + 1) for _ in range(rng.randrange(4))]
-        return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
-                for i in range(rng.randrange(4))}
-
     for _ in range(2000):
-        v = value()
+        v = random_value(rng, leaves)
         text = ours.dumps(v, separators=(",", ":"))
         assert json.loads(text) == json.loads(theirs.dumps(v, separators=(",", ":"))), v
     # Keys in the order given, not sorted; UTF-8, not escapes.

@@ -12,6 +12,8 @@ from referee import find_ruleset
 from referee.runner.match import run_match
 from referee.wire.players import LocalPlayer
 
+from .json_values import random_value
+
 
 def test_indented_json_writes_jsons_own_text() -> None:
     """The calls page's requests and the archive's documents are ``json.dumps(indent=2,
@@ -29,17 +31,6 @@ def test_indented_json_writes_jsons_own_text() -> None:
               "", 'é"\\\n<script>', "\u2028\ud800\x00", Option.A, Count.FOUR]
     rng = random.Random(7)
 
-    def value(depth: int = 0) -> object:
-        r = rng.random()
-        if depth > 4 or r < 0.4:
-            return rng.choice(leaves)
-        if r < 0.6:
-            return [value(depth + 1) for _ in range(rng.randrange(4))]
-        if r < 0.7:
-            return (value(depth + 1), value(depth + 1))
-        return {rng.choice(["a", "é", '"k', ""]) + str(i): value(depth + 1)
-                for i in range(rng.randrange(4))}
-
     def floats(v: object) -> bool:
         if isinstance(v, dict):
             return any(floats(x) for x in v.values())
@@ -48,7 +39,7 @@ def test_indented_json_writes_jsons_own_text() -> None:
         return isinstance(v, float)
 
     for _ in range(3000):
-        v = value()
+        v = random_value(rng, leaves, tuples=True)
         text, theirs = indented_json(v), json.dumps(v, indent=2, ensure_ascii=False)
         if floats(v):  # the same values, each written as json writes it when parsed back
             assert json.dumps(json.loads(text)) == json.dumps(json.loads(theirs)), v
