@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import gzip
-import json
 import logging
 import time
 from collections import deque
@@ -38,6 +37,7 @@ from flask import Flask
 from sqlalchemy import Select, bindparam, case, null, select
 from sqlalchemy.orm import Session
 
+from arena.core.jsontext import compact_json
 from arena.core.models import Match, MatchResult
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
@@ -170,7 +170,7 @@ class CallRecorder:
                 k = key(self.app, bot_id)
                 # vars(), not asdict(): a Call is flat, and asdict's deep copy of every
                 # field was most of this flush's time (200 calls a match).
-                pipe.lpush(k, *(json.dumps(vars(self._call(match_id, *c)))
+                pipe.lpush(k, *(compact_json(vars(self._call(match_id, *c)))
                                 for c in calls))  # the newest ends up first
                 pipe.ltrim(k, 0, self.kept - 1)
                 pipe.expire(k, ttl)

@@ -27,6 +27,7 @@ from typing import Any
 
 from flask import Flask
 
+from arena.core.jsontext import compact_json
 from arena.core.queue import get_queue
 from arena.core.rediskeys import redis_key
 from referee.runner import log as match_log
@@ -52,7 +53,7 @@ class FinishedResult:
     @classmethod
     def of(cls, record: MatchRecord) -> FinishedResult:
         document = match_log.to_document(record)
-        log_gz = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), mtime=0)
+        log_gz = gzip.compress(compact_json(document), mtime=0)
         return cls(log_gz=log_gz, totals=totals_of(record), final=list(record.totals),
                    standings=list(record.standings), latency=list(record.latency),
                    attempt_match_id=record.match_id)

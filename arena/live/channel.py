@@ -26,7 +26,6 @@ broadcast.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +34,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from arena.core import bookkeeping
+from arena.core.jsontext import compact_json
 from arena.core.rediskeys import redis_key
 from arena.play.replay import deal_frames
 from referee.game import spectator
@@ -64,13 +64,11 @@ def tournament_key(prefix: str, tournament_id: int) -> str:
     return f"{prefix}:tournament:{tournament_id}"
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-"""One encoder for every event (``json.dumps`` with options builds one per call, and a
-worker publishes an event per move)."""
-
-
 def encode(data: Mapping[str, Any]) -> str:
-    return _ENCODER.encode(data)
+    """An event's JSON text, compact and written by orjson (a worker encodes one per move,
+    and a deal's revealed replay at each deal's end: :func:`arena.core.jsontext.compact_json`).
+    No newline is left raw in it, so the relay can put it on one ``data:`` line."""
+    return compact_json(data).decode()
 
 
 class LivePublisher:

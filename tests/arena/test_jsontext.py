@@ -1,4 +1,5 @@
-"""arena.core.jsontext: indented JSON for people, the standard library's text, written fast."""
+"""arena.core.jsontext: indented JSON for people, the standard library's text, written fast;
+compact JSON for the worker's events, logs and kept calls, the same values written fast."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import random
 from typing import Any
 
-from arena.core.jsontext import indented_json
+from arena.core.jsontext import compact_json, indented_json
 from referee import find_ruleset
 from referee.runner.match import run_match
 from referee.wire.players import LocalPlayer
@@ -57,3 +58,27 @@ def test_indented_json_writes_jsons_own_text() -> None:
     run_match(find_ruleset("standard"), [LocalPlayer(keep) for _ in range(4)], seed=3, deals=1)
     assert requests and all(indented_json(r) == json.dumps(r, indent=2, ensure_ascii=False)
                             for r in requests)
+
+
+def test_compact_json_reads_back_as_the_same_value() -> None:
+    """What a worker writes at every turn (live events, the log, the kept calls) parses back
+    to the value it was given, as json's own text does: every kind of value, nesting and
+    escape; a NaN or an infinity as null (JSON has neither); what orjson refuses (an integer
+    past 64 bits, a key that is not a string, a lone surrogate) is json's ASCII text, so
+    the bytes are always UTF-8; and no raw newline is left in it (the relay sends an event
+    on one ``data:`` line)."""
+    class Option(enum.StrEnum):
+        A = "anticlockwise"
+
+    leaves = [None, True, False, 0, -3, 2**63 - 1, 1.5, -0.0, 1e300, 0.1, "",
+              'é"\\\n\r<script>', "\u2028\x00\x1f", Option.A]
+    rng = random.Random(11)
+    for _ in range(3000):
+        v = random_value(rng, leaves)
+        text = compact_json(v)
+        assert isinstance(text, bytes) and b"\n" not in text and b"\r" not in text
+        assert json.loads(text) == json.loads(json.dumps(v)), v
+    assert compact_json({"a": [float("nan"), float("inf")]}) == b'{"a":[null,null]}'
+    for odd in ({1: [2]}, {"x": [2**70]}, ["\ud800"]):
+        assert compact_json(odd) == json.dumps(odd, separators=(",", ":")).encode("ascii"), odd
+        json.loads(compact_json(odd).decode("utf-8"))
