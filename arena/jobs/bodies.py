@@ -131,12 +131,14 @@ def play_match(match_id: int) -> str:
                 # idempotent; the clock does it too
                 on_tournament_match_done(app, link.tournament_id(), match_id)
                 link.announce()
-                start_challenges(app, match_id)
+                if link.frees_challenge_slot():
+                    start_challenges(app, match_id)
         return outcome
 
 
 def start_challenges(app: Flask, match_id: int) -> None:
-    """A match slot came free: start the challenges waiting for one (the clock does too)."""
+    """A challenge's match is over, so a challenge slot came free: start the challenges
+    waiting for one (the clock does too)."""
     try:
         challenges.dispatch(app)
     except Exception as exc:  # never fails a job: the clock starts them a little later
@@ -152,6 +154,7 @@ class TournamentLink:
         self.app, self.match_id = app, match_id
         self._looked_up = False
         self._id: int | None = None
+        self._kind: str | None = None
 
     def look_up(self, s: Session) -> None:
         """Look the tournament up in the caller's transaction (one that reads the match)."""
@@ -160,9 +163,20 @@ class TournamentLink:
         self.found(s.scalar(select(TournamentMatch.tournament_id)
                             .where(TournamentMatch.match_id == self.match_id)))
 
-    def found(self, tournament_id: int | None) -> None:
-        """The tournament, as the caller looked it up (:func:`load_table`)."""
+    def found(self, tournament_id: int | None, kind: str | None = None) -> None:
+        """The tournament, as the caller looked it up (:func:`load_table`), and the match's
+        kind when the caller read it."""
         self._id, self._looked_up = tournament_id, True
+        self._kind = kind
+
+    def frees_challenge_slot(self) -> bool:
+        """Whether the match's end may let a waiting challenge start: only a challenge's own
+        match holds a challenge slot (:func:`arena.play.challenges.active`; the slots' number
+        changes with the live workers, which the clock's dispatch follows).  A match of
+        unknown kind (its result stored by a later attempt, no table read) is assumed to.
+        Asking at every other match's end was one more transaction a match, ~2 ms of a
+        worker's CPU, for nothing."""
+        return self._kind is None or self._kind == challenges.KIND
 
     def tournament_id(self) -> int | None:
         """The tournament's id (None: none, or the database did not answer: then the clock
@@ -466,7 +480,7 @@ def load_table(app: Flask, match_id: int, token: str,
         # log records the seed dealt, so verify and the replay re-deal exactly what was played.
         seed = match.seed if shared else reseed.attempt_seed(match.seed, match.attempts)
         if link is not None:
-            link.found(tournament_id)
+            link.found(tournament_id, match.kind)
         return Table(
             ruleset=match.ruleset, deals=match.deals, attempt=match.attempts,
             limits=limits_of(match), seed=seed,

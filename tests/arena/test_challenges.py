@@ -351,6 +351,39 @@ def test_with_the_challenge_slots_full_the_ladder_still_plays(
         assert all(states[c.match_id] == "finished" for c in line if c.match_id)
 
 
+def test_only_a_challenges_match_ending_starts_waiting_challenges(
+        app: Flask, client: FlaskClient, bot_urls: list[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a challenge's match holds a challenge slot, so only its end asks for the waiting
+    challenges (a transaction a match, for nothing, at every ladder match's end): with the
+    slot full, the ladder's matches end without asking, and the challenge's end starts the
+    one waiting."""
+    app.config.update(CHALLENGE_SLOTS=1, CHALLENGE_OPEN_PER_OWNER=5)
+    ids = bots_with_tokens(client, bot_urls[:8])
+    made = [challenge(client, ids[n][1], ids[n][0], opponents=[b for b, _ in ids[
+        1 + 4 * n:4 + 4 * n]], deals=1).get_json() for n in range(2)]
+    assert [c["state"] for c in made] == ["queued", "waiting"]
+    ladder = run_round(app)
+    assert ladder
+    asked: list[int] = []
+    real = jobs.start_challenges
+
+    def counted(app_: Flask, match_id: int) -> None:
+        asked.append(match_id)
+        real(app_, match_id)
+
+    monkeypatch.setattr(jobs, "start_challenges", counted)
+    run_queued_jobs(app)
+    with get_db(app).begin() as s:
+        kinds = dict(s.execute(select(Match.id, Match.kind)).all())
+        states = dict(s.execute(select(Match.id, Match.state)).all())
+        line = s.scalars(select(Challenge).order_by(Challenge.id)).all()
+    assert all(states[m] == "finished" for m in ladder)
+    assert [c.state for c in line] == ["started"] * 2
+    assert sorted(asked) == sorted(c.match_id for c in line)
+    assert all(kinds[m] == "challenge" for m in asked)
+
+
 def test_the_clock_starts_waiting_challenges(app: Flask, client: FlaskClient,
                                              bot_urls: list[str]) -> None:
     """A slot freed without a worker's call (a crash) is filled by the clock's duty."""
