@@ -229,10 +229,11 @@ def run(app: Any, env: dict[str, str], bots: dict[str, list[int]], pg: tuple[str
             time.sleep(0.05)
         user0, sys0 = cpu_seconds(worker.pid)
         spy = None
-        if profile:  # collapsed stacks of the worker's threads while on a CPU (py-spy on PATH)
+        if profile:  # collapsed stacks of the thread holding the GIL (py-spy on PATH): the
+            # worker's idle threads wait in system calls that py-spy would count as running
             out = Path(profile) / f"worker-{tree[0]}-think{think_ms}-n{n}-{time.time():.0f}.txt"
             spy = subprocess.Popen(["py-spy", "record", "--pid", str(worker.pid), "--format",
-                                    "raw", "--output", str(out), "--rate", "200"],
+                                    "raw", "--output", str(out), "--rate", "200", "--gil"],
                                    stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         sampler = Sampler(worker.pid, pg[0], pg[1])
