@@ -141,6 +141,7 @@ from referee.wire.signing import (
     Signer,
     new_request_id,
     sign,
+    update_holding_gil,
     verify_signature,
 )
 
@@ -886,7 +887,8 @@ class BotClient:
         ))
         if self._legacy_v1:  # sign()'s value, from the key's HMAC state computed once
             mac = self._v1_mac.copy()
-            mac.update(timestamp.encode("ascii") + b"." + body)
+            mac.update(timestamp.encode("ascii") + b".")
+            update_holding_gil(mac, body)
             lines += _SIGNATURE_LINE + b"sha256=" + mac.hexdigest().encode("ascii") + b"\r\n"
         return lines
 

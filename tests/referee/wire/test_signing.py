@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import threading
 
@@ -9,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from referee.wire.httpbot import BotClient
 from referee.wire.signing import (
     REPLAY_WINDOW_S,
     ReplayCache,
@@ -238,6 +241,27 @@ def test_the_signer_signs_exactly_as_the_scheme(secrets: list[bytes], method: st
     """The sender's precomputed-key signer gives the same bytes as the specification."""
     assert Signer(secrets).signatures(method, target, TS, RID, body) == signatures_value(
         secrets, method, target, TS, RID, body)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2046, 2047, 2048, 4094, 4095, 3000, 20000])
+def test_the_signer_signs_a_long_body_in_pieces_exactly_as_the_scheme(size: int) -> None:
+    """Bodies around and past the piece the hashes are fed (update_holding_gil: 2047
+    bytes, so the interpreter lock is kept) sign as the specification does, in both
+    versions."""
+    from referee.wire.signing import UPDATE_PIECE, sign, update_holding_gil
+
+    assert UPDATE_PIECE < 2048
+    body = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    assert Signer([SECRET, b"old"]).signatures("POST", "/move", TS, RID, body) == (
+        signatures_value([SECRET, b"old"], "POST", "/move", TS, RID, body))
+    mac = hmac.new(SECRET, digestmod=hashlib.sha256)
+    update_holding_gil(mac, body)
+    assert mac.hexdigest() == hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    wire = BotClient("http://127.0.0.1:9/", secret=SECRET, legacy_v1=True)._request(
+        "POST", "/move", body).wire
+    head = dict(line.split(": ", 1) for line in
+                wire.split(b"\r\n\r\n", 1)[0].decode().split("\r\n")[1:])
+    assert head["X-BigTwo-Signature"] == sign(SECRET, head["X-BigTwo-Timestamp"], body)
 
 
 def test_verify_request_reads_the_headers_whatever_their_case() -> None:
