@@ -9,7 +9,6 @@ cards another seat drew, and the spare card when it is dealt face down.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from .cards import Mask, card_text, iter_cards, move_id
@@ -90,12 +89,6 @@ def _first(item: tuple[Any, ...]) -> Any:
     return item[0]
 
 
-Fragments = dict[str, tuple[Any, Callable[[], str]]]
-"""JSON texts of some values of an observation, by field: ``field: (value, text)``, where
-``text()`` is ``value`` encoded as the wire encodes it (:data:`WIRE_JSON`), computed only when
-asked for; valid while that very object is the field's value (see
-:meth:`referee.wire.protocol.MoveRequest.encoded`)."""
-
 WIRE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 """The encoding of every request on the wire (``referee.wire.httpbot.BotClient.call``'s)."""
 
@@ -103,26 +96,23 @@ _DECISION: dict[str, Any] = {}
 """Placeholder in :attr:`DealView._turns` for a decision (never shown: see ``observe``)."""
 
 
-def _joined(texts: list[str]) -> str:
-    return "[" + ",".join(texts) + "]"
-
-
 class DealView:
     """The parts of every seat's observation that only grow, kept from turn to turn of a deal.
 
-    A request carries the whole history of the deal; building and encoding it afresh every
-    turn was most of the referee's CPU per move.  A deal's log only ever grows by appending,
-    so each turn's entry and the draws are built once, when first seen, and encoded once,
-    when first sent; every later observation reuses them.  The entries are shared between
-    the requests of a deal, so a receiver must not modify a request.  Decisions before play
-    are rebuilt every time (they are few, and what they show depends on the viewer).
+    A request carries the whole history of the deal; building it afresh every turn was most
+    of the referee's CPU per move.  A deal's log only ever grows by appending, so each
+    turn's entry and the draws are built once, when first seen; every later observation
+    reuses them.  (Encoding the request whole is a few microseconds:
+    :meth:`referee.wire.protocol.MoveRequest.encoded`.)  The entries are shared between the
+    requests of a deal, so a receiver must not modify a request.  Decisions before play are
+    rebuilt every time (they are few, and what they show depends on the viewer).
 
     ``observation(deal, seat)`` without a view builds one from scratch, through the same code
     in one step instead of many (``tests/referee/game/test_view.py`` compares the two, bytes
     included, over whole matches).
     """
 
-    __slots__ = ("_draw_texts", "_draws", "_own", "_seen", "_texts", "_turns", "deal")
+    __slots__ = ("_draws", "_own", "_seen", "_turns", "deal")
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal
@@ -130,12 +120,9 @@ class DealView:
         """Log entries folded in so far."""
         self._turns: list[dict[str, Any]] = []
         """Per log entry: its history entry (``_DECISION`` for a decision: rebuilt per viewer)."""
-        self._texts: list[str] = []
-        """JSON texts of the first ``len(_texts)`` entries of ``_turns`` ("" for decisions)."""
         self._draws: list[dict[str, Any]] = []
-        self._draw_texts: list[str] = []
-        self._own: dict[int, tuple[list[dict[str, Any]], list[str]]] = {}
-        """Per seat: the entries of its own draws, and the texts of the first ones."""
+        self._own: dict[int, list[dict[str, Any]]] = {}
+        """Per seat: the entries of its own draws."""
 
     def _catch_up(self) -> None:
         deal = self.deal
@@ -146,54 +133,20 @@ class DealView:
             self._turns.append(_DECISION if i < play_start else turn_json(seat, move, deal))
             if drew:
                 self._draws.append({"turn": i, "seat": seat, "count": drew.bit_count()})
-                own = self._own.setdefault(seat, ([], []))[0]
-                own.append({"turn": i, "cards": cards_json(drew, deal)})
+                self._own.setdefault(seat, []).append({"turn": i, "cards": cards_json(drew, deal)})
         self._seen = len(log)
 
-    @staticmethod
-    def _texts_of(entries: list[dict[str, Any]], texts: list[str], stop: int) -> list[str]:
-        """``texts``, extended to the first ``stop`` entries (encoding only the new ones)."""
-        enc = WIRE_JSON.encode
-        texts.extend(["" if e is _DECISION else enc(e) for e in entries[len(texts) : stop]])
-        return texts
-
-    def observe(
-        self, seat: int, *, with_legal_moves: bool = True
-    ) -> tuple[dict[str, Any], Fragments]:
-        """:func:`observation` of ``seat`` now, and the JSON texts of its growing fields."""
+    def observe(self, seat: int, *, with_legal_moves: bool = True) -> dict[str, Any]:
+        """:func:`observation` of ``seat`` now."""
         deal = self.deal
         if self._seen < len(deal.log):
             self._catch_up()
-        n, play_start, trick_start = self._seen, deal.play_start, deal.trick_start
+        play_start, trick_start = deal.play_start, deal.trick_start
         head = [decision_json(i, seat, deal) for i in range(play_start)]
         history = head + self._turns[play_start:]
         trick = history[trick_start:]
-        own, own_texts = self._own.get(seat, ([], []))
-        own_draws, draws = list(own), list(self._draws)
-        texts_of = self._texts_of
-
-        memo: list[list[str]] = []
-
-        def history_texts() -> list[str]:  # shared by the history and the trick
-            if not memo:
-                kept = texts_of(self._turns, self._texts, n)
-                memo.append([WIRE_JSON.encode(x) for x in head] + kept[play_start:n])
-            return memo[0]
-
-        fragments: Fragments = {
-            "trick": (trick, lambda: _joined(history_texts()[trick_start:])),
-            "history": (history, lambda: _joined(history_texts())),
-            "draws": (
-                draws,
-                lambda: _joined(texts_of(self._draws, self._draw_texts, len(draws))[: len(draws)]),
-            ),
-            "own_draws": (
-                own_draws,
-                lambda: _joined(texts_of(own, own_texts, len(own_draws))[: len(own_draws)]),
-            ),
-        }
-        obs = _observation(deal, seat, history, trick, draws, own_draws, with_legal_moves)
-        return obs, fragments
+        own_draws, draws = list(self._own.get(seat, [])), list(self._draws)
+        return _observation(deal, seat, history, trick, draws, own_draws, with_legal_moves)
 
 
 def observation(
@@ -203,7 +156,7 @@ def observation(
 
     ``view``: the deal's :class:`DealView`, to reuse what earlier turns built.
     """
-    return (view or DealView(deal)).observe(seat, with_legal_moves=with_legal_moves)[0]
+    return (view or DealView(deal)).observe(seat, with_legal_moves=with_legal_moves)
 
 
 def _observation(
@@ -267,7 +220,6 @@ def _observation(
 __all__ = [
     "WIRE_JSON",
     "DealView",
-    "Fragments",
     "cards_json",
     "legal_moves_json",
     "move_id",
