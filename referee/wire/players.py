@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,9 +121,10 @@ class HttpPlayer(Player):
     the version 1 header (see :mod:`referee.wire.httpbot`); ``policy`` says which
     addresses may be reached (the default allows public addresses only); ``label`` names the
     seat in the match record; ``error_body_max`` how much of a non-2xx answer's body is kept
-    (:class:`BotClient`).  Every :class:`Reply` it returns has its detail scrubbed of the
-    URL (a second line: the client builds its own texts without path or query, but a detail
-    may still name the host or an address).
+    and ``encoder`` what writes the request bodies (:class:`BotClient`).  Every
+    :class:`Reply` it returns has its detail scrubbed of the URL (a second line: the client
+    builds its own texts without path or query, but a detail may still name the host or an
+    address).
     """
 
     def __init__(
@@ -138,13 +139,15 @@ class HttpPlayer(Player):
         client: BotClient | None = None,
         label: str | None = None,
         error_body_max: int = DEFAULT_ERROR_BODY_MAX,
+        encoder: Callable[[Mapping[str, object]], bytes] | None = None,
     ) -> None:
         self.url = url
         self.label = label
         self._redactor = UrlRedactor([url])
         self.client = client or BotClient(url, secret=secret, secrets=secrets,
                                           legacy_v1=legacy_v1, policy=policy,
-                                          max_body=max_body, error_body_max=error_body_max)
+                                          max_body=max_body, error_body_max=error_body_max,
+                                          encoder=encoder)
 
     def scrub(self, text: str) -> str:
         return self._redactor.scrub(text)

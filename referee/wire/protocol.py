@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import orjson
-
 from referee.game.cards import CardError, move_id, parse_move
 from referee.game.compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo
 from referee.game.rules import RuleSet
@@ -60,10 +58,9 @@ not modify it."""
 class MoveRequest(dict[str, Any]):
     """The body of ``POST /move``: a plain dict that writes its own JSON text.
 
-    :meth:`encoded` is the body exactly as ``WIRE_JSON.encode(request)`` would write it,
-    written by orjson: the same bytes (a request holds strings, integers, booleans, nulls,
-    lists and objects, never a float, so no NaN either) in a sixth of the time, on the worker's
-    hot path (a move request is ~3 KB, and a pool worker encodes hundreds a second).
+    :meth:`encoded` is the body as the wire writes it (:data:`WIRE_JSON`).  A sender that
+    needs it faster gives its :class:`~referee.wire.httpbot.BotClient` an ``encoder`` of its
+    own (the arena's worker does: orjson writes the same bytes in a sixth of the time).
     Requests share parts (the rule set's dict, the history's entries): a receiver must not
     modify one.
     """
@@ -71,14 +68,8 @@ class MoveRequest(dict[str, Any]):
     __slots__ = ()
 
     def encoded(self) -> bytes:
-        """The UTF-8 JSON body, byte for byte what the plain encoding gives.  What orjson
-        refuses (a string with a lone surrogate, which no request of the engine's holds, or
-        an integer past 64 bits) is written by :data:`WIRE_JSON`, which refuses it too or
-        writes it the same."""
-        try:
-            return orjson.dumps(self)
-        except TypeError:  # orjson.JSONEncodeError is a TypeError
-            return WIRE_JSON.encode(self).encode("utf-8")
+        """The UTF-8 JSON body: ``WIRE_JSON.encode(request)``."""
+        return WIRE_JSON.encode(self).encode("utf-8")
 
 
 def move_request(

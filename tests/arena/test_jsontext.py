@@ -82,3 +82,32 @@ def test_compact_json_reads_back_as_the_same_value() -> None:
     for odd in ({1: [2]}, {"x": [2**70]}, ["\ud800"]):
         assert compact_json(odd) == json.dumps(odd, separators=(",", ":")).encode("ascii"), odd
         json.loads(compact_json(odd).decode("utf-8"))
+
+
+def test_compact_json_writes_the_wires_bytes_for_every_request_of_a_match() -> None:
+    """The worker's bots are sent bodies written by compact_json (arena.jobs.bodies): byte
+    for byte what the referee's own encoder writes (referee.wire.httpbot.wire_bytes), for
+    every request of whole matches (start, every move, end), in several rule sets."""
+    from referee.wire.httpbot import wire_bytes
+
+    class Keeper(LocalPlayer):
+        def start(self, info: dict[str, Any], deadline_s: float) -> Any:
+            sent.append(info)
+            return super().start(info, deadline_s)
+
+        def end(self, info: dict[str, Any], deadline_s: float) -> Any:
+            sent.append(info)
+            return super().end(info, deadline_s)
+
+    sent: list[dict[str, Any]] = []
+
+    def move(request: dict[str, Any]) -> dict[str, Any]:
+        sent.append(request)
+        return {"move": request["legal_moves"][-1]["id"], "say": "é\u2028"}
+
+    for name, seed in (("standard", 1), ("taiwan", 2), ("three-player-stock", 3)):
+        rules = find_ruleset(name)
+        run_match(rules, [Keeper(move) for _ in range(rules.players)], seed=seed, deals=2)
+    kinds = {r.get("type") for r in sent}
+    assert {"start", "move", "end"} <= kinds, kinds
+    assert all(compact_json(r) == wire_bytes(r) for r in sent)

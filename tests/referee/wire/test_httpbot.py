@@ -97,6 +97,18 @@ def test_keep_alive_reuses_one_connection() -> None:
         assert bot.connections == 1
 
 
+def test_the_encoder_writes_every_body_it_is_given_and_the_signature_covers_it() -> None:
+    """A sender's own ``encoder`` (the arena's worker gives orjson) writes the bodies sent,
+    and the signature covers exactly those bytes."""
+    secret = b"k" * 32
+    result, _, bot = call_once(bb.good_json(), deadline=AMPLE, secret=secret,
+                               encoder=lambda payload: b'{"hand": ["3D", "4C"]}')
+    assert result.ok
+    req = bot.requests[0]
+    assert req.body == b'{"hand": ["3D", "4C"]}'
+    assert v2_problem(req, [secret]) is None
+
+
 def test_body_until_eof_without_content_length() -> None:
     result, _, _ = call_once(bb.until_eof_body(b'{"a": 1}'), deadline=AMPLE)
     assert result.ok and result.data == {"a": 1}
