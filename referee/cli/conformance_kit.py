@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from referee.game.presets import find_ruleset
-from referee.game.view import WIRE_JSON
+from referee.game.view import wire_bytes
 from referee.runner.faults import BAD_DESCRIPTION, fault_line, fault_name
 from referee.runner.health import NO_ANSWER_FAULTS
 from referee.runner.match import Limits
@@ -354,7 +354,7 @@ class Kit:
         if self._skipped(Check("signing", "signing", "signed, unsigned, wrongly signed and "
                                "replayed requests", SKIP)):
             return
-        start = WIRE_JSON.encode(self.start_body(sample)).encode("utf-8")
+        start = wire_bytes(self.start_body(sample))
         signing = SigningChecks(self.url, self.policy, self.limits, self.secret, sample, start)
         for check in signing.run():
             self.add(check)

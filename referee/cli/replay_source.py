@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.game.numbering import where
-from referee.game.view import WIRE_JSON
+from referee.game.view import wire_bytes
 from referee.runner import log
 from referee.runner.requests import move_requests
 
@@ -37,7 +37,7 @@ class WireRequest(dict[str, Any]):
     """A decoded request that sends itself as the wire encodes it (``encoded()``)."""
 
     def encoded(self) -> bytes:
-        return WIRE_JSON.encode(self).encode("utf-8")
+        return wire_bytes(self)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,12 @@ def _first(item: tuple[Any, ...]) -> Any:
 WIRE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 """The encoding of every request on the wire (``referee.wire.httpbot.BotClient.call``'s)."""
 
+
+def wire_bytes(payload: Any) -> bytes:
+    """A request body as the wire writes it: :data:`WIRE_JSON`'s compact UTF-8 JSON, strict
+    (a NaN or an infinity raises ``ValueError``: the caller's error, not the bot's)."""
+    return WIRE_JSON.encode(payload).encode("utf-8")
+
 _DECISION: dict[str, Any] = {}
 """Placeholder in :attr:`DealView._turns` for a decision (never shown: see ``observe``)."""
 
@@ -225,4 +231,5 @@ __all__ = [
     "move_id",
     "observation",
     "play_json",
+    "wire_bytes",
 ]

@@ -118,7 +118,7 @@ from typing import Any, Final, TypeVar
 
 import h11
 
-from referee.game.view import WIRE_JSON
+from referee.game.view import wire_bytes
 from referee.wire.netguard import (
     DEFAULT_POLICY,
     AddressRefusedError,
@@ -163,7 +163,6 @@ __all__ = [
     "Fault",
     "sign",
     "verify_signature",
-    "wire_bytes",
 ]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
@@ -677,12 +676,6 @@ class _Answer:
 # --------------------------------------------------------------------------- client
 
 
-def wire_bytes(payload: Mapping[str, object]) -> bytes:
-    """A request body as the wire writes it: compact UTF-8 JSON, strict (a NaN or an
-    infinity raises ``ValueError``: the caller's error, not the bot's)."""
-    return WIRE_JSON.encode(payload).encode("utf-8")
-
-
 class BotClient:
     """A pooled, keep-alive, SSRF-guarded HTTP client for one bot.
 
@@ -698,8 +691,9 @@ class BotClient:
     malformed or refused URL does not raise
     here: every call then returns a ``BAD_URL``/``REFUSED_ADDRESS`` fault, so a
     bad registration costs a bot its games, not the referee its loop.  ``encoder`` writes
-    every request body (default: :func:`wire_bytes`, the standard library's strict JSON);
-    a sender with many requests a second gives a faster one that writes the same JSON.
+    every request body (default: :func:`referee.game.view.wire_bytes`, the standard
+    library's strict JSON); a sender with many requests a second gives a faster one that
+    writes the same JSON.
 
     Safe to share between threads; each call is independent.
     """

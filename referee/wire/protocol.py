@@ -16,7 +16,7 @@ from referee.game.cards import CardError, move_id, parse_move
 from referee.game.compiled import MAX_COMPILED_RULE_SETS, RuleSetMemo
 from referee.game.rules import RuleSet
 from referee.game.state import Deal
-from referee.game.view import WIRE_JSON, DealView, legal_moves_json
+from referee.game.view import DealView, legal_moves_json, wire_bytes
 from referee.wire.text import text_problem
 
 PROTOCOL_VERSION = 1
@@ -69,7 +69,7 @@ class MoveRequest(dict[str, Any]):
 
     def encoded(self) -> bytes:
         """The UTF-8 JSON body: ``WIRE_JSON.encode(request)``."""
-        return WIRE_JSON.encode(self).encode("utf-8")
+        return wire_bytes(self)
 
 
 def move_request(

@@ -86,9 +86,9 @@ def test_compact_json_reads_back_as_the_same_value() -> None:
 
 def test_compact_json_writes_the_wires_bytes_for_every_request_of_a_match() -> None:
     """The worker's bots are sent bodies written by compact_json (arena.jobs.bodies): byte
-    for byte what the referee's own encoder writes (referee.wire.httpbot.wire_bytes), for
+    for byte what the referee's own encoder writes (referee.game.view.wire_bytes), for
     every request of whole matches (start, every move, end), in several rule sets."""
-    from referee.wire.httpbot import wire_bytes
+    from referee.game.view import wire_bytes
 
     class Keeper(LocalPlayer):
         def start(self, info: dict[str, Any], deadline_s: float) -> Any:
