@@ -37,7 +37,7 @@ TURN_EVENT = json.dumps({
     "deal": 0, "turn": 12, "seat": 1, "cards": ["3D", "3C"], "latency_ms": 500.2,
     "fault": None, "bank_ms": 0, "card_counts": [10, 11, 12, 13], "to_move": 2,
     "table": ["3D", "3C"], "table_seat": 1, "stock_count": 0, "finished": [],
-}, separators=(",", ":"))
+}, separators=(",", ":")).encode()
 """A turn event as a match publishes it (arena.live.channel)."""
 
 

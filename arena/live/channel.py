@@ -64,11 +64,12 @@ def tournament_key(prefix: str, tournament_id: int) -> str:
     return f"{prefix}:tournament:{tournament_id}"
 
 
-def encode(data: Mapping[str, Any]) -> str:
-    """An event's JSON text, compact and written by orjson (a worker encodes one per move,
-    and a deal's revealed replay at each deal's end: :func:`arena.core.jsontext.compact_json`).
-    No newline is left raw in it, so the relay can put it on one ``data:`` line."""
-    return compact_json(data).decode()
+def encode(data: Mapping[str, Any]) -> bytes:
+    """An event's JSON, compact UTF-8 written by orjson (a worker encodes one per move, and
+    a deal's revealed replay at each deal's end: :func:`arena.core.jsontext.compact_json`).
+    No newline is left raw in it, so the relay can put it on one ``data:`` line.  Bytes, so
+    that ``LIVE_EVENT_MAX_BYTES`` counts bytes: beyond ASCII a text has fewer characters."""
+    return compact_json(data)
 
 
 class LivePublisher:
@@ -97,7 +98,7 @@ class LivePublisher:
         if not self.broken:
             self.send(kind, encode(data))
 
-    def send(self, kind: str, body: str) -> None:
+    def send(self, kind: str, body: bytes) -> None:
         """Queue one encoded event for the stream (:mod:`arena.live.outbox` sends it)."""
         if len(body) > self.max_bytes:
             log.warning("%s: %s event of %d bytes not published", self.key, kind, len(body))

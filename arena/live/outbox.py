@@ -53,7 +53,8 @@ MAX_PENDING = 100_000
 class Event:
     key: str
     kind: str
-    body: str
+    body: bytes
+    """The event's JSON, UTF-8 (:func:`arena.live.channel.encode`)."""
     max_len: int
     ttl_s: int
 
@@ -143,7 +144,7 @@ class Outbox:
     def _send(self, batch: list[Event]) -> None:
         keys: dict[str, int] = {}  # each stream's place in KEYS, 1-based (Lua's)
         ttls: list[int] = []
-        args: list[str | int] = [len(batch)]
+        args: list[str | bytes | int] = [len(batch)]
         for e in batch:
             at = keys.get(e.key)
             if at is None:

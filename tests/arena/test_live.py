@@ -11,6 +11,7 @@ relay (``arena live``) streams it, and the test reads the stream as a spectator 
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import time
@@ -233,6 +234,27 @@ def test_publishing_never_stops_a_match(app: Flask, sample_bots: dict[str, str])
             p.close()
     pub.flush()
     assert pub.broken and record.deals[0].outcome is not None
+
+
+def test_the_event_size_bound_counts_bytes(app: Flask, redis: Redis) -> None:
+    """``LIVE_EVENT_MAX_BYTES`` bounds an event's UTF-8 bytes, not its characters: a start
+    event whose bot names are written beyond ASCII (2 bytes a character) is refused when its
+    bytes pass the bound although its characters do not."""
+    app.config["LIVE_EVENT_MAX_BYTES"] = 1000
+    rules = find_ruleset("standard")
+    pub = LivePublisher(redis, app.config, 4343, rules, reveal=True)
+    try:
+        fits = {"seats": [{"name": "é" * 60} for _ in range(4)]}     # ~520 bytes
+        over = {"seats": [{"name": "é" * 200} for _ in range(4)]}    # ~1,690 bytes, 890 chars
+        text = json.dumps(over, ensure_ascii=False)
+        assert len(text) < 1000 < len(text.encode())
+        pub.publish("start", fits)
+        pub.publish("start", over)
+        pub.close()
+        sent = [f[b"d"] for _, f in redis.xrange(pub.key)]
+    finally:
+        redis.delete(pub.key)
+    assert len(sent) == 1 and len(sent[0]) <= 1000 and "é" in sent[0].decode()
 
 
 def test_hands_are_kept_when_the_deals_will_be_dealt_again(

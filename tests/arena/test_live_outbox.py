@@ -28,7 +28,7 @@ def keyed(n: int) -> list[str]:
 
 
 def event(key: str, body: str) -> Event:
-    return Event(key, "turn", body, max_len=10_000, ttl_s=600)
+    return Event(key, "turn", body.encode(), max_len=10_000, ttl_s=600)
 
 
 def test_many_publishing_threads_get_their_events_complete_and_in_order(redis: Redis) -> None:
