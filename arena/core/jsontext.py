@@ -40,7 +40,8 @@ def compact_json(value: Any) -> bytes:
     is written as ``null`` (JSON has neither: json's ``NaN`` would make a reader's
     ``JSON.parse`` fail).  A value orjson refuses (a string with a lone surrogate, a key
     that is not a string, an integer past 64 bits) is written by the standard library
-    instead, with every character beyond ASCII escaped, so its text is still UTF-8."""
+    instead, with every character beyond ASCII escaped, so its text is still UTF-8 (a NaN
+    in such a value stays json's ``NaN``)."""
     try:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
