@@ -58,9 +58,10 @@ not modify it."""
 class MoveRequest(dict[str, Any]):
     """The body of ``POST /move``: a plain dict that writes its own JSON text.
 
-    :meth:`encoded` is the body as the wire writes it (:data:`WIRE_JSON`).  A sender that
-    needs it faster gives its :class:`~referee.wire.httpbot.BotClient` an ``encoder`` of its
-    own (the arena's worker does: orjson writes the same bytes in a sixth of the time).
+    :meth:`encoded` is the body as the wire writes it
+    (:data:`referee.game.view.WIRE_JSON`).  A sender that needs it faster gives its
+    :class:`~referee.wire.httpbot.BotClient` an ``encoder`` of its own (the arena's worker
+    does: orjson writes the same bytes in a sixth of the time).
     Requests share parts (the rule set's dict, the history's entries): a receiver must not
     modify one.
     """
