@@ -3,9 +3,9 @@
 With ``indent`` the standard library's ``json.dumps`` leaves its C encoder for a pure-Python
 one: indenting a calls page's requests took 1.5 ms of its ~12, and the three indented
 documents of a tournament archive (tournament, standings, bracket) more than half of the
-download's time.  orjson writes the same text (2-space indent) in a fraction of that; what
-it refuses or would change is left to the standard library, so the text is always
-``json.dumps(value, indent=2, ensure_ascii=False)``'s.
+download's time.  orjson writes the same text (2-space indent) in a fraction of that, but
+for a NaN or an infinity, which it writes as ``null`` as everything else the arena serves
+does; what it refuses is left to the standard library.
 
 The compact text of what a worker writes at every turn and every match (live events, the
 match log, the kept calls) is orjson's too: the standard library's C encoder took ~6 us a
@@ -22,17 +22,19 @@ import orjson
 
 
 def indented_json(value: Any) -> str:
-    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text written by orjson.
-    A value orjson refuses (a string with a lone surrogate, a key that is not a string, an
-    integer past 64 bits) or would change (a NaN or an infinity, which it writes as null)
-    is written by the standard library."""
+    """``json.dumps(value, indent=2, ensure_ascii=False)``'s text, written by orjson; a NaN or
+    an infinity is written as ``null``, as the API (:mod:`arena.web.jsonprovider`) and
+    :func:`compact_json` write it (JSON has neither: the archive's documents are the API's
+    answers, and the calls page shows a request as it was sent).  A value orjson refuses
+    (a string with a lone surrogate, a key that is not a string, an integer past 64 bits)
+    is written by the standard library (a NaN in such a value stays json's ``NaN``).
+
+    (Until 2026-12-08 a NaN was json's ``NaN`` here too: finding one took a second walk of
+    the value by json's encoder, a tenth of a tournament archive's time.)"""
     try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return json.dumps(value, indent=2, ensure_ascii=False)
-    if "null" in text and not _all_finite(value):
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    return text
 
 
 def compact_json(value: Any) -> bytes:
@@ -46,20 +48,6 @@ def compact_json(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def _all_finite(value: Any) -> bool:
-    """Whether ``value`` holds no NaN and no infinity (orjson writes them as null): json's C
-    encoder walks it, refusing the first one with ``allow_nan=False``.  (A walk in Python
-    took longer than the indenting it saved: a tournament's bracket has thousands of
-    values, and most documents hold a null, so the walk ran nearly every time.)"""
-    try:
-        json.dumps(value, allow_nan=False)
-    except ValueError:
-        return False
-    except TypeError:  # a value only orjson encodes (a datetime...): its text stands
-        return True
-    return True
 
 
 __all__ = ["compact_json", "indented_json"]

@@ -19,7 +19,6 @@ owner's calls to anyone else.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -28,7 +27,7 @@ from redis.exceptions import RedisError
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from arena.bots.calls import last_calls
-from arena.core.jsontext import indented_json
+from arena.core.jsontext import compact_json, indented_json
 from arena.core.models import Bot
 from arena.core.security import token_matches
 from arena.core.storage import session
@@ -71,8 +70,8 @@ def _readable(call: dict[str, Any]) -> dict[str, Any]:
     body = call["request"]
     if body is None:
         return {**call, "request_text": None, "request_bytes": 0}
-    sent = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return {**call, "request_text": indented_json(body), "request_bytes": len(sent)}
+    return {**call, "request_text": indented_json(body),
+            "request_bytes": len(compact_json(body))}
 
 
 @bp.get("/bots/<id:bot_id>/calls")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import random
 from typing import Any
 
@@ -20,8 +21,9 @@ def test_indented_json_writes_jsons_own_text() -> None:
     """The calls page's requests and the archive's documents are ``json.dumps(indent=2,
     ensure_ascii=False)``'s text, written by a faster encoder (orjson): every kind of value,
     nesting and escape, and a real request, give the same text; floats the same value
-    (orjson writes ``1e300`` where json writes ``1e+300``), and what orjson refuses or would
-    change (a NaN, an integer past 64 bits, a lone surrogate) json's own text."""
+    (orjson writes ``1e300`` where json writes ``1e+300``); a NaN or an infinity is null, as
+    the API writes it; what orjson refuses (an integer past 64 bits, a lone surrogate, a
+    key that is not a string) is json's own text."""
     class Option(enum.StrEnum):
         A = "anticlockwise"
 
@@ -39,15 +41,35 @@ def test_indented_json_writes_jsons_own_text() -> None:
             return any(floats(x) for x in v)
         return isinstance(v, float)
 
+    def finite(v: object) -> object:
+        """``v`` with each NaN or infinity as None: what the API writes."""
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [finite(x) for x in v]
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    def refused(v: object) -> bool:
+        """Whether ``v`` holds what orjson refuses: an integer past 64 bits, a lone
+        surrogate."""
+        if isinstance(v, dict):
+            return any(refused(x) for x in v.values())
+        if isinstance(v, list | tuple):
+            return any(refused(x) for x in v)
+        return v == 2**70 or (isinstance(v, str) and "\ud800" in v)
+
     for _ in range(3000):
         v = random_value(rng, leaves, tuples=True)
-        text, theirs = indented_json(v), json.dumps(v, indent=2, ensure_ascii=False)
+        text = indented_json(v)
+        theirs = json.dumps(v if refused(v) else finite(v), indent=2, ensure_ascii=False)
         if floats(v):  # the same values, each written as json writes it when parsed back
             assert json.dumps(json.loads(text)) == json.dumps(json.loads(theirs)), v
             assert text.splitlines()[0] == theirs.splitlines()[0]
         else:
             assert text == theirs, v
-    for odd in ({1: [2]}, [float("nan")], {"x": [2**70]}, ["\ud800"]):  # json's own text
+    assert indented_json({"a": [float("nan"), float("inf"), 1.5]}) == (
+        '{\n  "a": [\n    null,\n    null,\n    1.5\n  ]\n}')
+    for odd in ({1: [2]}, {"x": [2**70]}, ["\ud800"], ["\ud800", float("nan")]):
         assert indented_json(odd) == json.dumps(odd, indent=2, ensure_ascii=False), odd
     requests: list[dict[str, Any]] = []
 
