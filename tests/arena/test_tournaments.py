@@ -22,9 +22,10 @@ from flask.testing import FlaskClient
 from redis import Redis
 from sqlalchemy import func, select, update
 
-from arena.core.models import Bot, BotVersion, Match
+from arena.core.models import Bot, BotVersion, Match, MatchResult
 from arena.core.storage import get_db
 from arena.core.tournament_models import Tournament, TournamentMatch
+from arena.core.zipwriter import gzip_parts
 from arena.jobs import bodies as jobs
 from arena.jobs.clock import Clock
 from arena.jobs.reconcile import reconcile
@@ -148,6 +149,15 @@ def test_archive_holds_every_log_and_the_standings(
     assert len(logs) == n_matches == 2
     for name in logs:
         assert referee_log.verify(json.loads(z.read(name))).ok
+    # Each log's stored deflate stream is in the zip as it is: not deflated a second time.
+    with get_db(app).begin() as s:
+        stored = list(s.scalars(select(MatchResult.log_gz).join(
+            TournamentMatch, TournamentMatch.match_id == MatchResult.match_id)
+            .where(TournamentMatch.tournament_id == t["id"])))
+    assert len(stored) == 2
+    for log_gz in stored:
+        parts = gzip_parts(log_gz)
+        assert parts is not None and parts[0] in r.data
     rows = list(csv.DictReader(io.StringIO(z.read(prefix + "standings.csv").decode())))
     doc = json.loads(z.read(prefix + "standings.json"))
     assert [int(r["bot_id"]) for r in rows] == [x["bot"]["id"] for x in doc["items"]]
