@@ -307,36 +307,54 @@ DENSE = 3
 """On PostgreSQL a history of at most ``DENSE`` times the points drawn is read whole from the
 index and filtered by the server (one index range of a few hundred rows); a longer one is
 probed at each sampled game (one index descent a point: the busy bot's 62,500 games read
-whole cost 31 ms, probed 0.8 ms).  The filter is written so that it cannot become an
-index condition (``games + 0``): PostgreSQL otherwise turned it into a probe per sampled
-game too (the 10M bench's leaderboard: 8 lines of 400 games, 7,960 buffer reads for its
-1,592 points; read whole, 80 and half the time).  Past three times the points a probe per
-point reads fewer pages than the whole range, whose rows lie on a page each in a real
-history."""
+whole cost 31 ms, probed 0.8 ms).  Past three times the points a probe per point reads
+fewer pages than the whole range, whose rows lie on a page each in a real history."""
 
-SAMPLED_PG = text("""
-SELECT p.bot_id, e.games, e.before, e.after
-FROM unnest(CAST(:bots AS integer[]), CAST(:games AS integer[])) AS p(bot_id, n)
-CROSS JOIN LATERAL (
-    SELECT games, before, after, id FROM rating_events
-    WHERE p.n <= :dense AND bot_id = p.bot_id AND family = :family
-      AND games + 0 = ANY(ARRAY(SELECT CAST(1 + (2 * i * (p.n - 1) + :k - 1) / (2 * (:k - 1))
-                                            AS integer)
-                                FROM generate_series(CAST(0 AS bigint), :k - 1) AS i))
-    UNION ALL
-    SELECT games, before, after, id FROM rating_events
-    WHERE p.n > :dense AND bot_id = p.bot_id AND family = :family
-      AND games = ANY(ARRAY(SELECT CAST(1 + (2 * i * (p.n - 1) + :k - 1) / (2 * (:k - 1))
-                                        AS integer)
-                            FROM generate_series(CAST(0 AS bigint), :k - 1) AS i))
-) AS e
-ORDER BY p.bot_id, e.games, e.id
+SAMPLED_GAME_PG = """(games = 1 OR (
+    ((2 * CAST(games AS bigint) - 3) * (:k - 1) + 2 * (p.n - 1) - 1)
+      / NULLIF(2 * (p.n - 1), 0) <= :k - 1
+    AND ((2 * CAST(games AS bigint) - 3) * (:k - 1) + 2 * (p.n - 1) - 1)
+      / NULLIF(2 * (p.n - 1), 0) * (2 * (p.n - 1)) < (2 * CAST(games AS bigint) - 1) * (:k - 1)))"""
+"""Whether game ``games`` is one of :func:`sample_games`' ``:k`` evenly spaced numbers of a
+history of ``p.n`` games, by arithmetic (:data:`SAMPLED_PG`)."""
+
+SAMPLED_PG = text(f"""
+SELECT bot_id, array_agg(games ORDER BY games), array_agg(after ORDER BY games),
+       min(before) FILTER (WHERE games = 1)
+FROM (
+  SELECT DISTINCT ON (p.bot_id, e.games) p.bot_id, e.games, e.before, e.after
+  FROM unnest(CAST(:bots AS integer[]), CAST(:games AS integer[])) AS p(bot_id, n)
+  CROSS JOIN LATERAL (
+      SELECT games, before, after, id FROM rating_events
+      WHERE p.n <= :dense AND bot_id = p.bot_id AND family = :family AND games <= p.n
+        AND {SAMPLED_GAME_PG}
+      UNION ALL
+      SELECT games, before, after, id FROM rating_events
+      WHERE p.n > :dense AND bot_id = p.bot_id AND family = :family
+        AND games = ANY(ARRAY(SELECT CAST(1 + (2 * i * (p.n - 1) + :k - 1) / (2 * (:k - 1))
+                                          AS integer)
+                              FROM generate_series(CAST(0 AS bigint), :k - 1) AS i))
+  ) AS e
+  ORDER BY p.bot_id, e.games, e.id DESC
+) AS newest
+GROUP BY bot_id
 """)
-"""Every line's sampled events in one statement (PostgreSQL): the game numbers of
-:func:`sample_games` computed by the server from each bot's count of games (only two arrays
-of a chart's size are sent), each bot read by ``ix_rating_events_bot_id_family_games`` as
-one range or by probes (:data:`DENSE`; the ``p.n`` conditions are one-time filters per
-bot)."""
+"""Every line's sampled events in one statement (PostgreSQL), a row a line: its game numbers,
+its ratings after them, and its rating before game 1.  The game numbers are
+:func:`sample_games`' computed by the server from each bot's count of games ``n`` (only two
+arrays of a chart's size are sent); the newest event of a game number is kept (``DISTINCT
+ON``, by id).  Each bot is read by its index as one range or by probes (:data:`DENSE`; the
+``p.n`` conditions are one-time filters per bot).
+
+A history read as one range keeps the sampled games by arithmetic, not by looking each one
+up in the list of samples (a list of ``k`` an event: 3,200 events x 199 samples for the 10M
+bench's leaderboard): game ``g`` is sampled when some ``i`` in ``0 .. k - 1`` rounds to it,
+``1 + round_half_up(i (n - 1) / (k - 1)) = g``, that is when the smallest ``i`` with
+``i d >= (2g - 3)(k - 1)`` (``d = 2(n - 1)``; integer ceiling) is at most ``k - 1`` and
+has ``i d < (2g - 1)(k - 1)``; game 1 always is (``i = 0``).  The lines come as arrays: a
+row an event cost a row object each, half the client's time for 1,600 points
+(tests/arena/test_ratings.py checks both against :func:`sample_games` for every ``n`` up to
+600)."""
 
 
 def rating_series(s: Session, family: str, games_of: Mapping[int, int],
@@ -353,27 +371,27 @@ def rating_series(s: Session, family: str, games_of: Mapping[int, int],
     ORM rows, and 4-5 ms so (10,000 bots, 1M matches).  Elsewhere (SQLite: in the process,
     no round trips to save) one statement a bot."""
     k = max(2, points - 1)
-    found: dict[int, dict[int, tuple[float, float]]] = {b: {} for b in games_of}
+    out: dict[int, list[tuple[float, float]]] = {b: [] for b in games_of}
     wanted = {b: n for b, n in games_of.items() if n > 0}
     if wanted and s.get_bind().dialect.name == "postgresql":
-        rows = s.connection().execute(SAMPLED_PG, {
-            "bots": list(wanted), "games": list(wanted.values()), "family": family,
-            "k": k, "dense": dense * k}).all()  # one fetch: iterated, a fetch a row
-        for bot_id, g, before, after in rows:
-            found[bot_id][g] = (before, after)  # ordered by id: the newest wins
-    else:
-        for bot_id, games in wanted.items():
-            for g, before, after in s.connection().execute(
-                    select(RatingEvent.games, RatingEvent.before, RatingEvent.after)
-                    .where(RatingEvent.bot_id == bot_id, RatingEvent.family == family,
-                           RatingEvent.games.in_(sample_games(games, points - 1)))
-                    .order_by(RatingEvent.games, RatingEvent.id)):
-                found[bot_id][g] = (before, after)
-    out: dict[int, list[tuple[float, float]]] = {}
-    for bot_id, by_games in found.items():
-        line: list[tuple[float, float]] = []
-        if 1 in by_games:
-            line.append((0.0, float(by_games[1][0])))
-        line += [(float(g), float(by_games[g][1])) for g in sorted(by_games)]
-        out[bot_id] = line
+        for bot_id, games, afters, first_before in s.connection().execute(SAMPLED_PG, {
+                "bots": list(wanted), "games": list(wanted.values()), "family": family,
+                "k": k, "dense": dense * k}):
+            line = out[bot_id]
+            if games[0] == 1:
+                line.append((0.0, float(first_before)))
+            line += zip(map(float, games), map(float, afters), strict=True)
+        return out
+    for bot_id, games in wanted.items():
+        found: dict[int, tuple[float, float]] = {}
+        for g, before, after in s.connection().execute(
+                select(RatingEvent.games, RatingEvent.before, RatingEvent.after)
+                .where(RatingEvent.bot_id == bot_id, RatingEvent.family == family,
+                       RatingEvent.games.in_(sample_games(games, points - 1)))
+                .order_by(RatingEvent.games, RatingEvent.id)):
+            found[g] = (before, after)  # ordered by id: the newest wins
+        line = out[bot_id]
+        if 1 in found:
+            line.append((0.0, float(found[1][0])))
+        line += [(float(g), float(found[g][1])) for g in sorted(found)]
     return out

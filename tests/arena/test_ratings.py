@@ -277,6 +277,26 @@ def test_rating_series_are_the_sampled_events_in_one_statement(app: Flask) -> No
                 assert len(seen) == 1, seen
 
 
+def test_postgres_samples_the_games_sample_games_does() -> None:
+    """The server's arithmetic for a history read as one range (``SAMPLED_GAME_PG``) keeps
+    exactly :func:`sample_games`' numbers, for every history of up to 600 games and charts
+    of 2 to 200 points."""
+    import psycopg
+
+    from arena.play.ratings import SAMPLED_GAME_PG, sample_games
+
+    from .conftest import pg_admin_or_skip
+
+    sql = ("SELECT p.n, array_agg(games ORDER BY games) FROM generate_series(1, 600) AS p(n) "
+           "CROSS JOIN LATERAL generate_series(1, p.n) AS e(games) "
+           f"WHERE {SAMPLED_GAME_PG.replace(':k', '%(k)s')} GROUP BY p.n ORDER BY p.n")
+    with psycopg.connect(pg_admin_or_skip()) as conn:
+        for points in (3, 4, 10, 11, 60, 200):
+            k = max(2, points - 1)
+            got = dict(conn.execute(sql, {"k": k}).fetchall())
+            assert got == {n: sample_games(n, points - 1) for n in range(1, 601)}, points
+
+
 def test_sample_games_is_evenly_spaced_rounding_half_up() -> None:
     from arena.play.ratings import sample_games
 
