@@ -22,6 +22,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _LOCAL = struct.Struct("<IHHHHHIIIHH")
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
@@ -49,9 +50,20 @@ class _Member:
     offset: int
 
 
-def gzip_parts(member: bytes) -> tuple[bytes, bytes] | None:
-    """The raw deflate stream of a single gzip member and the document it inflates to, or
-    None when ``member`` is not exactly one well-formed member (a second member, trailing
+class GzipParts(NamedTuple):
+    """A gzip member taken apart: what a zip member needs of it."""
+
+    stream: bytes
+    """The raw deflate stream."""
+    data: bytes
+    """The document it inflates to."""
+    crc: int
+    """The document's CRC-32 (the member's trailer, checked)."""
+
+
+def gzip_parts(member: bytes) -> GzipParts | None:
+    """The raw deflate stream of a single gzip member, the document it inflates to and its
+    CRC-32, or None when ``member`` is not exactly one well-formed member (a second member, trailing
     bytes, reserved flags, a CRC or size that does not match): the caller then treats it
     as ``gzip.decompress`` would (which says what is wrong with a broken one)."""
     if len(member) < 18 or member[:3] != b"\x1f\x8b\x08" or member[3] & 0xE0:
@@ -75,7 +87,7 @@ def gzip_parts(member: bytes) -> tuple[bytes, bytes] | None:
     crc, size = struct.unpack("<II", trailer)
     if crc != zlib.crc32(data) or size != len(data) & 0xFFFFFFFF:
         return None
-    return member[at:len(member) - 8], data
+    return GzipParts(member[at:len(member) - 8], data, crc)
 
 
 class ZipWriter:
@@ -114,10 +126,9 @@ class ZipWriter:
         if parts is None:
             self.add(name, rewrite(gzip.decompress(member)))
             return
-        stream, data = parts
-        wanted = rewrite(data)
-        if wanted == data:
-            self._write(name, stream, zlib.crc32(data), len(data))
+        wanted = rewrite(parts.data)
+        if wanted == parts.data:  # the CRC checked by gzip_parts, not computed again
+            self._write(name, parts.stream, parts.crc, len(parts.data))
         else:
             self.add(name, wanted)
 
@@ -166,4 +177,4 @@ class ZipWriter:
         return b"".join([*self._chunks, directory, *tail])
 
 
-__all__ = ["ZipWriter", "gzip_parts"]
+__all__ = ["GzipParts", "ZipWriter", "gzip_parts"]
